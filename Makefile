@@ -1,0 +1,41 @@
+# Bottleneck Lab — the two commands of the README, and the benchmarks.
+#   make demo   creates .venv, installs, runs the flagship quick experiment, builds the report
+#   make test   creates .venv if needed, installs with dev extras, runs the test suite
+#   make bench  speed benchmarks (never part of `make test`)
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip install --quiet --constraint constraints.txt
+DEMO_OUT ?= runs/demo
+
+.PHONY: demo test bench lint clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Stamps: reinstall only when the project's metadata changes.
+$(VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP) -e '.[dev,ray]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/bottlenecklab reproduce --preset quick --only 'leaky-resnet/hamiltonian-vs-depth' --out $(DEMO_OUT)
+
+test: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-dev
+	$(PY) -m benchmarks
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

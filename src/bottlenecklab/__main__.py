@@ -1,0 +1,5 @@
+"""`python -m bottlenecklab` is the command-line tool."""
+
+from bottlenecklab.cli import main
+
+raise SystemExit(main())

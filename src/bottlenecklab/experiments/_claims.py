@@ -1,0 +1,51 @@
+"""Small constructors for claims with their tolerance written into `expected`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from bottlenecklab.experiments._spec import Claim
+
+__all__ = ["at_least", "at_most", "in_range", "non_decreasing", "unmeasured"]
+
+
+def _fmt(x: float) -> float | str:
+    return round(float(x), 4) if math.isfinite(x) else str(x)
+
+
+def unmeasured(id: str, source: str, statement: str, expected: str, why: str) -> Claim:
+    """A claim that could not be measured (e.g. training diverged): reported as failed."""
+    return Claim(id, source, statement, expected, f"not measured: {why}", False)
+
+
+def in_range(id: str, source: str, statement: str, value: float, lo: float, hi: float) -> Claim:
+    """`lo <= value <= hi`."""
+    ok = math.isfinite(value) and lo <= value <= hi
+    return Claim(id, source, statement, f"in [{lo:g}, {hi:g}]", _fmt(value), ok)
+
+
+def at_least(id: str, source: str, statement: str, value: float, bound: float, tol: float = 0.0):
+    """`value >= bound - tol`."""
+    ok = math.isfinite(value) and value >= bound - tol
+    exp = f">= {bound:.4g}" + (f" - {tol:g}" if tol else "")
+    return Claim(id, source, statement, exp, _fmt(value), ok)
+
+
+def at_most(id: str, source: str, statement: str, value: float, bound: float) -> Claim:
+    """`value <= bound`."""
+    ok = math.isfinite(value) and value <= bound
+    return Claim(id, source, statement, f"<= {bound:g}", _fmt(value), ok)
+
+
+def non_decreasing(
+    id: str, source: str, statement: str, values: Sequence[float], tol: float = 0.0
+) -> Claim:
+    """Every consecutive difference `>= -tol`."""
+    vals = [float(v) for v in values]
+    ok = all(math.isfinite(v) for v in vals) and all(
+        b >= a - tol for a, b in zip(vals[:-1], vals[1:])
+    )
+    measured = ", ".join(f"{v:.3f}" for v in vals)
+    exp = "non-decreasing" + (f" (each step >= -{tol:g})" if tol else "")
+    return Claim(id, source, statement, exp, measured, ok)

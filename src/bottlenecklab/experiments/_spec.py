@@ -1,0 +1,90 @@
+"""What an experiment is: a declarative recipe (config, presets, grid, measurement, claims)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Claim", "Experiment", "Measurement", "PRESETS", "PointResult"]
+
+PRESETS = ("smoke", "quick", "paper")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A checkable statement of a paper, measured by a run (`claims.json` entry).
+
+    Args:
+        id: short identifier; source: document and figure/theorem (`"000 Fig 1a"`);
+        statement: what is claimed; expected: the criterion with its tolerance;
+        measured: the measured value(s); passed: whether `measured` meets `expected`.
+    """
+
+    id: str
+    source: str
+    statement: str
+    expected: str | float
+    measured: str | float | None
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What an experiment measures on one trained network.
+
+    Args:
+        scalars: named numbers (one row of the run's summary table).
+        layers: per-layer rows (long tables for plots), may be empty.
+        spectra: long-format singular values `{"layer", "matrix", "index", "value"}`.
+    """
+
+    scalars: dict[str, float]
+    layers: list[dict[str, float]] = field(default_factory=list)
+    spectra: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One grid point of a run: its swept values, status and measurements."""
+
+    id: str
+    point: dict[str, Any]
+    status: str  # "done" | "diverged"
+    message: str
+    scalars: dict[str, float]
+    layers: list[dict[str, float]]
+    spectra: list[dict[str, Any]]
+    steps: int
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named, declarative reproduction of one figure or group of claims.
+
+    Args:
+        name: `area/short-name`; source: the paper's figure (`"000 Fig 1a"`);
+        title: one line for `bottlenecklab list`.
+        config: the paper's configuration (a frozen dataclass with `task`, `model`,
+            `train` and `seed` fields, plus the experiment's own).
+        presets: `smoke` / `quick` / `paper` overrides of `config` (dotted keys), each with
+            the reason in the experiment module's comments.
+        grid: run-config key -> name of the config field holding its swept values
+            (`{"model.leak": "leaks"}`); one training run per combination.
+        measure: `(model, data, config) -> Measurement`, on a trained network.
+        claims: `(config, [PointResult]) -> [Claim]`.
+        figures: names of figure makers in `bottlenecklab.report`.
+        doc: the module docstring (command to run, expected result, measured time).
+    """
+
+    name: str
+    source: str
+    title: str
+    config: Any
+    presets: Mapping[str, Mapping[str, Any]]
+    grid: Mapping[str, str]
+    measure: Callable[[Any, Any, Any], Measurement]
+    claims: Callable[[Any, list[PointResult]], list[Claim]]
+    figures: tuple[str, ...] = ()
+    doc: str = ""

@@ -1,0 +1,189 @@
+"""`leaky-resnet/hamiltonian-vs-depth` — paper 000, Fig 1a.
+
+    bottlenecklab run leaky-resnet/hamiltonian-vs-depth --preset quick
+
+A leaky ResNet is trained on a compositional teacher with bottleneck rank `k*` at several
+effective depths `L~`. The rescaled Hamiltonian `-(2/L~) H` (median over layers) estimates
+`k*`: it approaches `k*` from below as `L~` grows, while the minimal (relaxed) cost of
+identity approaches it from above.
+
+Expected (quick preset): every claim passes; the measured time is recorded in
+`QUICK_SECONDS` below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from bottlenecklab.experiments._claims import (
+    at_least,
+    at_most,
+    in_range,
+    non_decreasing,
+    unmeasured,
+)
+from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.measure import hamiltonian_summary, leaky_resnet_layers
+from bottlenecklab.models import LeakyResNetConfig
+from bottlenecklab.tasks import TeacherConfig, data_cost
+from bottlenecklab.training import PhaseConfig, TrainConfig
+
+SOURCE = "000 Fig 1a"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Fig 1a at the paper's sizes (App. B): `[20, 5, 20]` MLP teacher, `w = 200`, `L = 50`.
+
+    Args:
+        leaks: the effective depths `L~` of the sweep (one trained network each).
+        gamma0: relative ridge of the stable Hamiltonian and relaxed COI.
+        trend_tolerance: allowed dip between consecutive medians of `-(2/L~) H`.
+        coi_tolerance: allowed amount by which `min COI_gamma` may undercut the median.
+        test_error_bound: bound on the relative test error `C_test / d_out`.
+    """
+
+    task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
+    model: LeakyResNetConfig = LeakyResNetConfig(width=200, depth=50, schedule="adaptive")
+    train: TrainConfig = TrainConfig(
+        lam=0.002,
+        phases=(PhaseConfig("adam", 20_000, 1e-3), PhaseConfig("sgd", 10_000, 1e-4)),
+    )
+    seed: int = 0
+    leaks: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0, 16.0)
+    gamma0: float = 1e-3
+    trend_tolerance: float = 0.1
+    coi_tolerance: float = 0.25
+    test_error_bound: float = 0.1
+
+
+def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
+    """Per-layer Hamiltonian table and its summary (float64, training set)."""
+    table = leaky_resnet_layers(model, data.x_train, data.y_train, cfg.train.lam, gamma0=cfg.gamma0)
+    scalars = hamiltonian_summary(table)
+    with torch.no_grad():
+        m64 = model.to(torch.float64)
+        for split, X, Y in (
+            ("train", data.x_train, data.y_train),
+            ("test", data.x_test, data.y_test),
+        ):
+            Yh = m64(torch.as_tensor(X))
+            scalars[f"{split}_cost"] = float(data_cost(Yh, torch.as_tensor(Y)))
+    scalars["test_error"] = scalars["test_cost"] / data.d_out
+    scalars["k_star"] = float(data.k_star)
+    return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
+
+
+def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
+    """The four claims of Fig 1a (spec `leaky-resnets.md`, experiments table)."""
+    k = cfg.task.k_star
+    by_leak = sorted(
+        (r for r in results if r.status == "done"), key=lambda r: r.point["model.leak"]
+    )
+    if len(by_leak) < len(results) or not by_leak:
+        bad = [r.message for r in results if r.status != "done"]
+        why = f"{len(bad)} of {len(results)} trainings diverged: {bad[0] if bad else ''}"
+        return [
+            unmeasured(cid, SOURCE, st, "see spec", why)
+            for cid, st in (
+                ("rank-at-largest-leak", "-(2/L~)H estimates k*"),
+                ("from-below", "-(2/L~)H grows toward k* with L~"),
+                ("coi-from-above", "min COI >= -(2/L~)H"),
+                ("test-error", "the network generalizes"),
+            )
+        ]
+    medians = [r.scalars["rank_H_median"] for r in by_leak]
+    gaps = [r.scalars["coi_gamma_min"] - r.scalars["rank_H_median"] for r in by_leak]
+    worst_test = max(r.scalars["test_error"] for r in by_leak)
+    top = by_leak[-1]
+    leaks = ", ".join(f"{r.point['model.leak']:g}" for r in by_leak)
+    return [
+        in_range(
+            "rank-at-largest-leak",
+            SOURCE,
+            f"at the largest L~ = {top.point['model.leak']:g}, the median over layers of "
+            f"-(2/L~)H lies within [k*-1, k*+0.5] (k* = {k})",
+            medians[-1],
+            k - 1.0,
+            k + 0.5,
+        ),
+        non_decreasing(
+            "from-below",
+            SOURCE,
+            f"the median -(2/L~)H approaches k* from below: non-decreasing in L~ ({leaks})",
+            medians,
+            tol=cfg.trend_tolerance,
+        ),
+        at_least(
+            "coi-from-above",
+            SOURCE,
+            "at every L~, min over layers of COI_gamma minus the median -(2/L~)H "
+            f"(gamma0 = {cfg.gamma0:g}); the smallest gap over L~ is reported",
+            min(gaps),
+            0.0,
+            tol=cfg.coi_tolerance,
+        ),
+        at_most(
+            "test-error",
+            SOURCE,
+            "relative test error C_test / d_out, worst over L~",
+            worst_test,
+            cfg.test_error_bound,
+        ),
+    ]
+
+
+# Presets: only what changes, with the reason.
+PRESETS = {
+    # Seconds: a 3-layer net on a tiny teacher, two leaks; exercises every stage.
+    "smoke": {
+        "task.dims": (6, 2, 6),
+        "task.hidden": 16,
+        "task.n_train": 48,
+        "task.n_test": 48,
+        "model.width": 8,
+        "model.depth": 6,
+        "model.schedule": "equidistant",
+        "leaks": (1.0, 2.0),
+        "train.phases": (
+            {"optimizer": "adam", "steps": 40, "lr": 1e-2},
+            {"optimizer": "lbfgs", "steps": 10, "lr": 1.0},
+        ),
+        "train.log_every": 10,
+        "train.checkpoint_every": 20,
+    },
+    # Minutes on 2 CPU cores; sizes chosen so that every claim holds (see module doc).
+    "quick": {
+        "task.dims": (10, 3, 10),
+        "task.n_train": 300,
+        "task.n_test": 300,
+        "model.width": 50,
+        "model.depth": 30,
+        "train.lam": 0.02,
+        "train.dtype": "float64",
+        "leaks": (6.0, 10.0, 16.0),
+        "train.phases": (
+            {"optimizer": "adam", "steps": 1500, "lr": 3e-3, "schedule": "cosine"},
+            {"optimizer": "lbfgs", "steps": 3000, "lr": 1.0},
+        ),
+        "train.log_every": 100,
+        "train.checkpoint_every": 500,
+    },
+    # The paper's own sizes and schedule (App. B): the base config.
+    "paper": {},
+}
+
+EXPERIMENT = Experiment(
+    name="leaky-resnet/hamiltonian-vs-depth",
+    source=SOURCE,
+    title="-(2/L~)H recovers the bottleneck rank k* as the effective depth grows",
+    config=Config(),
+    presets=PRESETS,
+    grid={"model.leak": "leaks"},
+    measure=measure,
+    claims=claims,
+    figures=("hamiltonian_vs_leak", "layer_portrait"),
+    doc=__doc__ or "",
+)

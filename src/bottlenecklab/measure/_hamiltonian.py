@@ -1,0 +1,158 @@
+"""Momenta, Hamiltonian and energies of a trained leaky ResNet, layer by layer (paper 000).
+
+Everything is computed in float64 on a copy of the network. Layer `l` (1..L) pairs the
+momentum `B_l` with the layer's input `A_{l-1}` (spec `leaky-resnets.md`, "Measurements").
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from bottlenecklab.measure._coi import (
+    as_float64,
+    coi_residual,
+    cost_of_identity,
+    features,
+    kernel_norm_sq,
+    stable_rank,
+)
+from bottlenecklab.tasks import data_cost
+
+__all__ = ["LayerTable", "hamiltonian_summary", "leaky_resnet_layers", "momenta"]
+
+
+def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """Path and momenta of a leaky ResNet in float64 (paper 000, §1.1).
+
+    `B_l = -(1/lam) dC/dA_l` by autograd of the *data* cost only.
+
+    Args:
+        model: a `LeakyResNet` (not modified: a float64 copy is used).
+        X: inputs `[N, d_in]`; Y: targets `[N, d_out]`; lam: the weight decay `lambda`.
+    Returns:
+        `path` `[A_0..A_L]` and `B` `[L, N, w]` (`B[l-1]` is `B_l`), detached.
+    """
+    net = copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
+    X, Y = as_float64(X), as_float64(Y)
+    path = net.forward_path(X)
+    C = data_cost(path[-1] @ net.pout.T, Y)
+    grads = torch.autograd.grad(C, path[1:])
+    B = -torch.stack(grads) / lam  # [L, N, w]
+    return [A.detach() for A in path], B.detach()
+
+
+@dataclass(frozen=True)
+class LayerTable:
+    """Per-layer measurements (rows `l = 1..L`) and long-format singular values.
+
+    Args:
+        rows: one dict per layer with the columns listed in `leaky_resnet_layers`.
+        spectra: rows `{"layer", "matrix": "W"|"A", "index", "value"}`.
+    """
+
+    rows: list[dict[str, float]]
+    spectra: list[dict[str, float | str]]
+
+    def column(self, name: str) -> np.ndarray:
+        """One column over layers, `[L]`."""
+        return np.array([r[name] for r in self.rows], dtype=float)
+
+
+def leaky_resnet_layers(
+    model: Any, X: Any, Y: Any, lam: float, *, gamma0: float = 1e-3, top: int = 10
+) -> LayerTable:
+    """The per-layer table of paper 000's quantities, in float64 on the training set.
+
+    Columns (layer `l` pairs `B_l` with `A_{l-1}`; `S = sigma(A)`, `K = S S^T`,
+    `gamma_l = gamma0 ||K_{l-1}||_op` — the spec's Decision, paper 000 Thm 4):
+      `layer`, `p` (`rho_1 + ... + rho_l`), `rho`;
+      `H` = `(L~/2) ||B_l^T S_{l-1}||^2 - L~ <B_l, A_{l-1}>` and `rank_H = -(2/L~) H`;
+      `kinetic` = `(1/(2L~)) ||V_l||^2_{K_{l-1}+gamma I}`, `V_l = (A_l - A_{l-1}) / rho_l`;
+      `coi_gamma` = `||A_{l-1}||^2_{K_{l-1}+gamma I}`; `H_gamma` = kinetic - (L~/2) coi_gamma
+      and `rank_H_gamma = -(2/L~) H_gamma`;
+      `coi`, `coi_residual` (`gamma = 0`, with bias, of `A_l`), `coi_nobias`,
+      `coi_nobias_residual`; `stable_rank` of `A_l`;
+      `cp_residual` = `||W_l - L~ B_l^T S_{l-1}||_F / ||W_l||_F` (0 at a critical point);
+      `B_norm` = `||B_l||_F`, `BS_norm` = `||B_l^T S_{l-1}||_F`, `V_norm` = `||V_l||_{K+gamma I}`;
+      `negative_mass` = `(||A_l||^2 - ||relu(A_l)||^2) / ||A_l||^2` (Prop 5);
+      `W_norm_sq` = `||W_l||_F^2`, `bias_norm_sq` = `||b_l||^2` (Prop 10).
+
+    Args:
+        model: trained `LeakyResNet` with `leak > 0`.
+        X: inputs `[N, d_in]`; Y: targets `[N, d_out]`; lam: weight decay `lambda > 0`.
+        gamma0: relative ridge of the stable quantities; top: singular values kept per layer.
+    """
+    leak = float(model.leak)
+    if leak <= 0:
+        raise ValueError("the Hamiltonian needs an effective depth L~ > 0")
+    path, B = momenta(model, X, Y, lam)
+    W = model.weights.detach().to(device="cpu", dtype=torch.float64)  # [L, w, w+1]
+    rho = model.rho.detach().to(device="cpu", dtype=torch.float64)
+    p = torch.cumsum(rho, 0)
+    w = W.shape[1]
+    rows: list[dict[str, float]] = []
+    spectra: list[dict[str, float | str]] = []
+    for l in range(1, len(path)):
+        A_prev, A = path[l - 1], path[l]
+        Bl = B[l - 1]  # [N, w]
+        S_prev = features(A_prev)  # [N, w+1]
+        BS = Bl.T @ S_prev  # [w, w+1]
+        H = 0.5 * leak * float(BS.pow(2).sum()) - leak * float((Bl * A_prev).sum())
+        gamma = gamma0 * float(torch.linalg.matrix_norm(S_prev, ord=2) ** 2)
+        V = (A - A_prev) / rho[l - 1]
+        v2 = kernel_norm_sq(V, S_prev, gamma)
+        kinetic = v2 / (2 * leak)
+        coi_g = kernel_norm_sq(A_prev, S_prev, gamma)
+        H_gamma = kinetic - 0.5 * leak * coi_g
+        Wl = W[l - 1]
+        a2 = float(A.pow(2).sum())
+        rows.append(
+            {
+                "layer": l,
+                "p": float(p[l - 1]),
+                "rho": float(rho[l - 1]),
+                "H": H,
+                "rank_H": -2.0 / leak * H,
+                "kinetic": kinetic,
+                "coi_gamma": coi_g,
+                "gamma": gamma,
+                "H_gamma": H_gamma,
+                "rank_H_gamma": -2.0 / leak * H_gamma,
+                "coi": cost_of_identity(A),
+                "coi_residual": coi_residual(A),
+                "coi_nobias": cost_of_identity(A, bias=False),
+                "coi_nobias_residual": coi_residual(A, bias=False),
+                "stable_rank": stable_rank(A),
+                "cp_residual": float((Wl - leak * BS).norm() / Wl.norm().clamp_min(1e-300)),
+                "B_norm": float(Bl.norm()),
+                "BS_norm": float(BS.norm()),
+                "V_norm": float(np.sqrt(max(v2, 0.0))),
+                "negative_mass": (a2 - float(torch.relu(A).pow(2).sum())) / max(a2, 1e-300),
+                "W_norm_sq": float(Wl.pow(2).sum()),
+                "bias_norm_sq": float(Wl[:, w].pow(2).sum()),
+            }
+        )
+        for name, M in (("W", Wl), ("A", A)):
+            for i, s in enumerate(torch.linalg.svdvals(M)[:top].tolist()):
+                spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
+    return LayerTable(rows=rows, spectra=spectra)
+
+
+def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
+    """Median / min / max over layers of `rank_H` and `rank_H_gamma`, `min coi_gamma`,
+    and the median critical-point residual (paper 000, Fig 1a)."""
+    out: dict[str, float] = {}
+    for name in ("rank_H", "rank_H_gamma"):
+        col = table.column(name).tolist()
+        out[f"{name}_median"] = statistics.median(col)
+        out[f"{name}_min"] = min(col)
+        out[f"{name}_max"] = max(col)
+    out["coi_gamma_min"] = float(table.column("coi_gamma").min())
+    out["cp_residual_median"] = statistics.median(table.column("cp_residual").tolist())
+    return out

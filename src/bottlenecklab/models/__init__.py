@@ -1,0 +1,20 @@
+"""Networks of the papers: leaky ResNets (paper 000) and deep fully-connected nets (001-004).
+
+Both expose `forward_path` (per-layer representations for the measurements),
+`regularization(lam)` (each paper's own weight-decay term) and `depth`.
+"""
+
+from bottlenecklab.models._fcnn import FCNN, FCNNConfig, leaky_relu
+from bottlenecklab.models._leaky_resnet import LeakyResNet, LeakyResNetConfig, sigma
+from bottlenecklab.models._schedules import adaptive_steps, layer_steps
+
+__all__ = [
+    "FCNN",
+    "FCNNConfig",
+    "LeakyResNet",
+    "LeakyResNetConfig",
+    "adaptive_steps",
+    "layer_steps",
+    "leaky_relu",
+    "sigma",
+]

@@ -1,0 +1,190 @@
+"""Leaky ResNet of paper 000 (§1, "Leaky ResNets"), in code orientation (rows = samples)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+from bottlenecklab.config import ConfigError
+from bottlenecklab.models._schedules import adaptive_steps, layer_steps
+
+__all__ = ["LeakyResNet", "LeakyResNetConfig", "sigma"]
+
+
+def sigma(A: torch.Tensor) -> torch.Tensor:
+    """`sigma(A) = [relu(A), 1]`: `[N, w] -> [N, w+1]` (paper 000, §1)."""
+    ones = torch.ones(A.shape[:-1] + (1,), dtype=A.dtype, device=A.device)
+    return torch.cat([torch.relu(A), ones], dim=-1)
+
+
+@dataclass(frozen=True)
+class LeakyResNetConfig:
+    """Architecture of a leaky ResNet.
+
+    Args:
+        width: `w`, the width of every representation `A_l`.
+        depth: `L`, the number of residual layers.
+        leak: effective depth `L~ >= 0` (`0` is a plain ResNet).
+        lift: `fixed` (seeded random lift/projection with orthonormal columns/rows, not
+            trained; the spec's Decision) or `learned` (trained, decayed with `lam/2`).
+        schedule: layer steps: `equidistant`, `irregular` (amplitude `irregular_a`) or
+            `adaptive` (updated every `adaptive_every` steps, blended with `adaptive_damping`).
+        init: `fixed_point` starts at `W_l = L~ [I, 0]` plus noise (non-negative
+            representations are then a fixed point of every layer, so the signal survives a
+            large leak; spec "Numerical notes"), `random` at `N(0, init_scale^2/(w+1))`.
+        init_scale: std of the noise (`fixed_point`) or of the weights (`random`), in units of
+            `1/sqrt(w+1)`.
+    """
+
+    width: int = 200
+    depth: int = 50
+    leak: float = 5.0
+    lift: Literal["fixed", "learned"] = "fixed"
+    schedule: Literal["equidistant", "irregular", "adaptive"] = "equidistant"
+    irregular_a: float = 0.5
+    adaptive_every: int = 10
+    adaptive_damping: float = 1.0
+    init: Literal["fixed_point", "random"] = "fixed_point"
+    init_scale: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.width < 1:
+            raise ConfigError(f"model.width must be a positive integer, got {self.width}")
+        if self.depth < 1:
+            raise ConfigError(f"model.depth must be a positive integer, got {self.depth}")
+        if not (self.leak >= 0 and math.isfinite(self.leak)):
+            raise ConfigError(f"model.leak (effective depth) must be >= 0, got {self.leak}")
+        if not 0.0 <= self.irregular_a < 1.0:
+            raise ConfigError(f"model.irregular_a must be in [0, 1), got {self.irregular_a}")
+        if self.adaptive_every < 1:
+            raise ConfigError(f"model.adaptive_every must be >= 1, got {self.adaptive_every}")
+        if not 0.0 < self.adaptive_damping <= 1.0:
+            raise ConfigError(
+                f"model.adaptive_damping must be in (0, 1], got {self.adaptive_damping}"
+            )
+        if self.init_scale < 0:
+            raise ConfigError(f"model.init_scale must be >= 0, got {self.init_scale}")
+
+    def build(
+        self, d_in: int, d_out: int, *, seed: int = 0, dtype: torch.dtype = torch.float32
+    ) -> LeakyResNet:
+        """A freshly initialized network for inputs `[N, d_in]` and outputs `[N, d_out]`."""
+        return LeakyResNet(self, d_in, d_out, seed=seed, dtype=dtype)
+
+
+def _orthonormal(rows: int, cols: int, gen: torch.Generator) -> torch.Tensor:
+    """A `[rows, cols]` matrix with orthonormal columns (rows >= cols) or rows."""
+    big, small = max(rows, cols), min(rows, cols)
+    q, r = torch.linalg.qr(torch.randn(big, small, generator=gen, dtype=torch.float64))
+    q = q * torch.sign(torch.diagonal(r)).unsqueeze(0)
+    return q if rows >= cols else q.T
+
+
+class LeakyResNet(nn.Module):
+    """`A_l = (1 - rho_l L~) A_{l-1} + rho_l sigma(A_{l-1}) W_l^T` (paper 000, Eq. 1).
+
+    Parameters: `weights` `[L, w, w+1]` (last column is the bias), and `pin` `[w, d_in]`,
+    `pout` `[d_out, w]` (buffers when the lift is fixed). `rho` `[L]` is a buffer.
+    """
+
+    def __init__(
+        self,
+        cfg: LeakyResNetConfig,
+        d_in: int,
+        d_out: int,
+        *,
+        seed: int = 0,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        super().__init__()
+        self.cfg = cfg
+        w, L = cfg.width, cfg.depth
+        gen = torch.Generator().manual_seed(seed)
+        pin = _orthonormal(w, d_in, gen)
+        pout = _orthonormal(d_out, w, gen)
+        scale = cfg.init_scale / math.sqrt(w + 1)
+        noise = scale * torch.randn(L, w, w + 1, generator=gen, dtype=torch.float64)
+        if cfg.init == "fixed_point":
+            base = torch.zeros(L, w, w + 1, dtype=torch.float64)
+            base[:, :, :w] = cfg.leak * torch.eye(w, dtype=torch.float64)
+            weights = base + noise
+        else:
+            weights = noise
+        self.weights = nn.Parameter(weights.to(dtype))
+        if cfg.lift == "learned":
+            self.pin = nn.Parameter(pin.to(dtype))
+            self.pout = nn.Parameter(pout.to(dtype))
+        else:
+            self.register_buffer("pin", pin.to(dtype))
+            self.register_buffer("pout", pout.to(dtype))
+        self.register_buffer("rho", layer_steps(cfg.schedule, L, cfg.irregular_a).to(dtype))
+        self._warned = False
+        self.check_steps()
+
+    @property
+    def depth(self) -> int:
+        """Number of residual layers `L`."""
+        return self.cfg.depth
+
+    @property
+    def leak(self) -> float:
+        """Effective depth `L~`."""
+        return self.cfg.leak
+
+    @property
+    def adapt_every(self) -> int:
+        """Steps between adaptive layer-step updates (0: the schedule is fixed)."""
+        return self.cfg.adaptive_every if self.cfg.schedule == "adaptive" else 0
+
+    def check_steps(self) -> None:
+        """Warn (once) when some `rho_l L~ >= 1` (the layer then flips or kills its input)."""
+        worst = float(self.rho.max()) * self.cfg.leak
+        if worst >= 1.0 and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"layer step times leak reaches {worst:.3g} >= 1 "
+                f"(depth {self.cfg.depth}, leak {self.cfg.leak}): use more layers",
+                stacklevel=2,
+            )
+
+    def forward_path(self, X: torch.Tensor) -> list[torch.Tensor]:
+        """All representations `[A_0, ..., A_L]`, each `[N, w]`, for inputs `X` `[N, d_in]`."""
+        A = X @ self.pin.T  # [N, w]
+        path = [A]
+        leak = self.cfg.leak
+        w = self.cfg.width
+        for l in range(self.cfg.depth):
+            r = self.rho[l]
+            W = self.weights[l]  # [w, w+1]
+            # sigma(A) W^T = relu(A) W[:, :w]^T + bias, as one fused matmul-add.  # [N, w]
+            A = (1 - r * leak) * A + r * torch.addmm(W[:, w], torch.relu(A), W[:, :w].T)
+            path.append(A)
+        return path
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Outputs `Y_hat = A_L Pout^T`, `[N, d_out]`."""
+        return self.forward_path(X)[-1] @ self.pout.T
+
+    def regularization(self, lam: float) -> torch.Tensor:
+        """`(lam / (2 L~)) sum_l rho_l ||W_l||_F^2` (paper 000, Eq. 2); `lam/2` when `L~ = 0`.
+
+        A learned lift adds `(lam/2)(||Pin||^2 + ||Pout||^2)`.
+        """
+        coef = lam / (2 * self.cfg.leak) if self.cfg.leak > 0 else lam / 2
+        per_layer = self.weights.pow(2).sum(dim=(1, 2))  # [L]
+        reg = coef * (self.rho * per_layer).sum()
+        if self.cfg.lift == "learned":
+            reg = reg + (lam / 2) * (self.pin.pow(2).sum() + self.pout.pow(2).sum())
+        return reg
+
+    @torch.no_grad()
+    def adapt(self, X: torch.Tensor) -> None:
+        """Adaptive layer-step update from the representations of `X` (spec: `adaptive`)."""
+        path = self.forward_path(X)
+        self.rho.copy_(adaptive_steps(path, self.rho, self.cfg.adaptive_damping))
+        self.check_steps()

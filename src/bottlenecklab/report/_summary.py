@@ -1,0 +1,82 @@
+"""`summary.md`: what was run, the claims, one row per trained network, the figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bottlenecklab.experiments import RunRecord, get
+from bottlenecklab.report._figures import write_figures
+
+__all__ = ["render_run", "summary_markdown", "write_summary"]
+
+# Scalars shown per point when present (name, header, format).
+_COLUMNS = (
+    ("rank_H_median", "median -(2/L~)H", "{:.3f}"),
+    ("rank_H_min", "min", "{:.3f}"),
+    ("rank_H_max", "max", "{:.3f}"),
+    ("rank_H_gamma_median", "median -(2/L~)H_γ", "{:.3f}"),
+    ("coi_gamma_min", "min COI_γ", "{:.3f}"),
+    ("cp_residual_median", "crit.-pt residual", "{:.3g}"),
+    ("train_cost", "train C", "{:.3g}"),
+    ("test_cost", "test C", "{:.3g}"),
+)
+
+
+def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
+    """The Markdown text of a run's summary."""
+    m = record.meta
+    passed = sum(c.passed for c in record.claims)
+    lines = [
+        f"# {record.name}",
+        "",
+        f"Source: paper {m.get('source', '')}. Preset `{m.get('preset')}`, seed {m.get('seed')}, "
+        f"bottlenecklab {m.get('version')}, torch {m.get('torch')}, device {m.get('device')}, "
+        f"wall {m.get('wall_s', '?')} s.",
+        "",
+        f"Reproduce: `bottlenecklab run {record.name} --preset {m.get('preset')} "
+        f"--seed {m.get('seed')}"
+        + "".join(f" --set {k}={v}" for k, v in (m.get("overrides") or {}).items())
+        + "`",
+        "",
+        f"## Claims: {passed} of {len(record.claims)} pass",
+        "",
+        "| claim | source | statement | expected | measured | |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in record.claims:
+        mark = "PASS" if c.passed else "**FAIL**"
+        lines.append(
+            f"| {c.id} | {c.source} | {c.statement} | {c.expected} | {c.measured} | {mark} |"
+        )
+    if record.points:
+        keys = list(record.points[0].point)
+        cols = [c for c in _COLUMNS if c[0] in record.points[0].scalars]
+        lines += ["", "## Trained networks", ""]
+        head = keys + [h for _, h, _ in cols] + ["steps", "train s", "status"]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for r in record.points:
+            cells = [
+                f"{r.point[k]:g}" if isinstance(r.point[k], float) else str(r.point[k])
+                for k in keys
+            ]
+            cells += [fmt.format(r.scalars[n]) for n, _, fmt in cols]
+            cells += [str(r.steps), f"{r.wall_s:.1f}", r.status]
+            lines.append("| " + " | ".join(cells) + " |")
+    if figures:
+        lines += ["", "## Figures", ""]
+        lines += [f"![{p.stem}](figures/{p.name})" for p in figures]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(record: RunRecord, figures: list[Path]) -> Path:
+    """Write `summary.md` into the run folder."""
+    path = record.out / "summary.md"
+    path.write_text(summary_markdown(record, figures))
+    return path
+
+
+def render_run(record: RunRecord) -> Path:
+    """Figures (`figures/*.png`) and `summary.md` of a run; returns the summary's path."""
+    figures = write_figures(record, get(record.name).figures)
+    return write_summary(record, figures)

@@ -1,0 +1,16 @@
+"""Full-batch training in phases with the model's explicit regularizer and checkpoints."""
+
+from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from bottlenecklab.training._config import PhaseConfig, TrainConfig
+from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
+
+__all__ = [
+    "CheckpointError",
+    "PhaseConfig",
+    "TrainConfig",
+    "TrainResult",
+    "TrainingDiverged",
+    "load_checkpoint",
+    "save_checkpoint",
+    "train",
+]

@@ -1,0 +1,78 @@
+"""Configuration of full-batch training in phases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bottlenecklab.config import ConfigError
+
+__all__ = ["PhaseConfig", "TrainConfig"]
+
+
+@dataclass(frozen=True)
+class PhaseConfig:
+    """One training phase.
+
+    Args:
+        optimizer: `adam`, `sgd` (plain full-batch gradient descent, optional momentum) or
+            `lbfgs` (strong-Wolfe line search; one step = one L-BFGS iteration).
+        steps: number of steps (iterations) of the phase.
+        lr: learning rate (divided by the depth when `TrainConfig.lr_per_depth`).
+        schedule: `constant` or `cosine` (decay to 0 over the phase).
+        momentum: SGD momentum.
+        history: L-BFGS history size.
+    """
+
+    optimizer: Literal["adam", "sgd", "lbfgs"] = "adam"
+    steps: int = 1000
+    lr: float = 1e-3
+    schedule: Literal["constant", "cosine"] = "constant"
+    momentum: float = 0.0
+    history: int = 50
+
+    def __post_init__(self) -> None:
+        if self.steps < 0:
+            raise ConfigError(f"phase steps must be >= 0, got {self.steps}")
+        if not self.lr > 0:
+            raise ConfigError(f"phase lr must be > 0, got {self.lr}")
+        if not 0 <= self.momentum < 1:
+            raise ConfigError(f"phase momentum must be in [0, 1), got {self.momentum}")
+        if self.history < 1:
+            raise ConfigError(f"phase history must be >= 1, got {self.history}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Full-batch training with the model's explicit regularizer.
+
+    Args:
+        lam: weight decay `lambda >= 0` (written out in the loss, never the optimizer's).
+        phases: the phases, run in order (e.g. Adam, then SGD; paper 000, App. B).
+        lr_per_depth: divide every learning rate by the depth (`lr ~ 1/L`, paper 001).
+        dtype: training precision.
+        log_every: steps between rows of `metrics.csv`.
+        checkpoint_every: steps between checkpoints.
+    """
+
+    lam: float = 0.002
+    phases: tuple[PhaseConfig, ...] = (
+        PhaseConfig("adam", 20_000, 1e-3),
+        PhaseConfig("sgd", 10_000, 1e-4),
+    )
+    lr_per_depth: bool = False
+    dtype: Literal["float32", "float64"] = "float32"
+    log_every: int = 100
+    checkpoint_every: int = 1000
+
+    def __post_init__(self) -> None:
+        if not self.lam >= 0:
+            raise ConfigError(f"train.lam (weight decay) must be >= 0, got {self.lam}")
+        if not self.phases:
+            raise ConfigError("train.phases must have at least one phase")
+        if self.log_every < 1 or self.checkpoint_every < 1:
+            raise ConfigError("train.log_every and train.checkpoint_every must be >= 1")
+
+    @property
+    def total_steps(self) -> int:
+        return sum(p.steps for p in self.phases)

@@ -1,0 +1,224 @@
+"""One readable full-batch training loop: phases, explicit regularizer, logs, checkpoints."""
+
+from __future__ import annotations
+
+import copy
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from bottlenecklab.tasks import Dataset, data_cost
+from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from bottlenecklab.training._config import PhaseConfig, TrainConfig
+
+__all__ = ["TrainResult", "TrainingDiverged", "train"]
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN/Inf; the last good state was kept (message is one line)."""
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced.
+
+    Args:
+        metrics: one dict per logged step (`step`, `phase`, `optimizer`, `lr`, `loss`,
+            `cost`, `reg`, `test_cost`, `grad_norm`, `wall_s`).
+        steps: steps done; wall_s: training time (resumed runs add up their parts).
+    """
+
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    steps: int = 0
+    wall_s: float = 0.0
+
+
+def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
+    if phase.optimizer == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if phase.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=phase.momentum)
+    return torch.optim.LBFGS(
+        params,
+        lr=lr,
+        max_iter=1,
+        history_size=phase.history,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=0.0,
+        tolerance_change=0.0,
+    )
+
+
+def _lr_at(phase: PhaseConfig, base: float, t: int) -> float:
+    if phase.schedule == "cosine" and phase.steps > 0:
+        return base * 0.5 * (1 + math.cos(math.pi * t / phase.steps))
+    return base
+
+
+def train(
+    model: torch.nn.Module,
+    data: Dataset,
+    cfg: TrainConfig,
+    *,
+    device: str = "cpu",
+    checkpoint: Path | None = None,
+    resume: bool = False,
+    progress: bool | None = None,
+    desc: str = "train",
+) -> TrainResult:
+    """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
+
+    The loss is `C(Y_hat) + model.regularization(lam)`. Models with `adapt_every > 0`
+    (adaptive layer steps) get `model.adapt(X)` every `adapt_every` first-order steps.
+
+    Args:
+        model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
+        data: the task's data; `cfg`: phases, `lam`, logging.
+        device: torch device for training.
+        checkpoint: file for atomic checkpoints (every `cfg.checkpoint_every` steps and at
+            the end); with `resume=True` training continues from it (`CheckpointError` when
+            it is missing or corrupted).
+        progress: show a bar (default: only when stderr is a terminal).
+    Raises:
+        TrainingDiverged: the loss became NaN/Inf; the model holds the last logged good
+            state, which is also checkpointed.
+    """
+    dtype = DTYPES[cfg.dtype]
+    model.to(device=device, dtype=dtype)
+    X = torch.as_tensor(data.x_train, dtype=dtype, device=device)
+    Y = torch.as_tensor(data.y_train, dtype=dtype, device=device)
+    Xt = torch.as_tensor(data.x_test, dtype=dtype, device=device)
+    Yt = torch.as_tensor(data.y_test, dtype=dtype, device=device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    scale = 1.0 / model.depth if cfg.lr_per_depth else 1.0
+
+    result = TrainResult()
+    start_phase, start_t, opt_state = 0, 0, None
+    if resume:
+        if checkpoint is None:
+            raise CheckpointError("--resume needs a checkpoint file")
+        state = load_checkpoint(checkpoint)
+        model.load_state_dict(state["model"])
+        start_phase, start_t = state["phase"], state["t"]
+        opt_state = state.get("optimizer")
+        result.metrics = list(state["metrics"])
+        result.steps = state["steps"]
+        result.wall_s = state["wall_s"]
+
+    def loss_parts() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        cost = data_cost(model(X), Y)
+        reg = model.regularization(cfg.lam)
+        return cost + reg, cost, reg
+
+    def save(phase_i: int, t: int, opt: Any) -> None:
+        if checkpoint is None:
+            return
+        save_checkpoint(
+            {
+                "model": model.state_dict(),
+                "optimizer": opt.state_dict() if opt is not None else None,
+                "phase": phase_i,
+                "t": t,
+                "steps": result.steps,
+                "metrics": result.metrics,
+                "wall_s": result.wall_s + (time.perf_counter() - t0),
+            },
+            checkpoint,
+        )
+
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = tqdm(
+        total=cfg.total_steps, initial=result.steps, desc=desc, disable=not show, leave=False
+    )
+    t0 = time.perf_counter()
+    good_state = copy.deepcopy(model.state_dict())
+    good_step = result.steps
+    opt = None
+    for phase_i in range(start_phase, len(cfg.phases)):
+        phase = cfg.phases[phase_i]
+        base_lr = phase.lr * scale
+        opt = _optimizer(phase, params, base_lr)
+        t = 0
+        if phase_i == start_phase and opt_state is not None:
+            opt.load_state_dict(opt_state)
+            t = start_t
+        elif phase_i == start_phase:
+            t = start_t
+        while t < phase.steps:
+            lr = _lr_at(phase, base_lr, t)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            if phase.optimizer == "lbfgs":
+
+                def closure(opt=opt) -> torch.Tensor:
+                    opt.zero_grad()
+                    loss = loss_parts()[0]
+                    loss.backward()
+                    return loss
+
+                loss = opt.step(closure)
+            else:
+                if model.adapt_every and t % model.adapt_every == 0:
+                    model.adapt(X)
+                opt.zero_grad()
+                loss = loss_parts()[0]
+                loss.backward()
+                opt.step()
+            t += 1
+            result.steps += 1
+            bar.update(1)
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                model.load_state_dict(good_state)
+                save(phase_i, t, None)
+                bar.close()
+                raise TrainingDiverged(
+                    f"loss became {value} at step {result.steps} ({phase.optimizer}, lr {lr:.3g});"
+                    f" kept the state of step {good_step}"
+                    + (f" in {checkpoint}" if checkpoint else "")
+                )
+            last = t == phase.steps and phase_i == len(cfg.phases) - 1
+            if result.steps % cfg.log_every == 0 or last:
+                row = _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0)
+                result.metrics.append(row)
+                bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
+                if math.isfinite(row["loss"]):
+                    good_state = copy.deepcopy(model.state_dict())
+                    good_step = result.steps
+            if result.steps % cfg.checkpoint_every == 0:
+                save(phase_i, t, opt)
+        opt_state = None
+    bar.close()
+    result.wall_s += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    save(len(cfg.phases), 0, None)
+    return result
+
+
+def _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0) -> dict[str, Any]:
+    for p in params:
+        p.grad = None
+    loss, cost, reg = loss_parts()
+    loss.backward()
+    grad_norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in params if p.grad is not None))
+    with torch.no_grad():
+        test_cost = float(data_cost(model(Xt), Yt))
+    return {
+        "step": result.steps,
+        "phase": phase.optimizer,
+        "lr": lr,
+        "loss": float(loss),
+        "cost": float(cost),
+        "reg": float(reg),
+        "test_cost": test_cost,
+        "grad_norm": grad_norm,
+        "wall_s": round(result.wall_s + time.perf_counter() - t0, 3),
+    }
