@@ -144,7 +144,12 @@ def _grid_values(cfg: Any, field: str) -> tuple[Any, ...]:
 
 
 def point_id(cfg: Any) -> str:
-    """Hash of what determines a training run: task, model, training and seed."""
+    """Hash of what determines a training run: task, model, training and seed.
+
+    Configs without a `train` field (experiments that do not train) hash whole.
+    """
+    if not hasattr(cfg, "train"):
+        return config_hash(cfg)
     return config_hash({"task": cfg.task, "model": cfg.model, "train": cfg.train, "seed": cfg.seed})
 
 
@@ -172,6 +177,22 @@ def run_point(
         return _read_point(result_file)
     folder.mkdir(parents=True, exist_ok=True)
     pid = point_id(cfg)
+    if not exp.trains:
+        t0 = time.perf_counter()
+        m = exp.measure(None, None, cfg)
+        res = PointResult(
+            pid,
+            point,
+            "done",
+            "",
+            dict(m.scalars),
+            m.layers,
+            m.spectra,
+            0,
+            time.perf_counter() - t0,
+        )
+        write_json(result_file, dataclasses.asdict(res))
+        return res
     data = cfg.task.build(seed=cfg.seed)
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)

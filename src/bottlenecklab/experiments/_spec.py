@@ -75,6 +75,9 @@ class Experiment:
         measure: `(model, data, config) -> Measurement`, on a trained network.
         claims: `(config, [PointResult]) -> [Claim]`.
         figures: names of figure makers in `bottlenecklab.report`.
+        trains: `False` for experiments that compute without training a network (ODE
+            integration, closed forms): `measure` is then called as `(None, None, config)`
+            and the config needs no `task`/`model`/`train` fields.
         doc: the module docstring (command to run, expected result, measured time).
     """
 
@@ -87,4 +90,5 @@ class Experiment:
     measure: Callable[[Any, Any, Any], Measurement]
     claims: Callable[[Any, list[PointResult]], list[Claim]]
     figures: tuple[str, ...] = ()
+    trains: bool = True
     doc: str = ""
