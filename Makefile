@@ -26,7 +26,7 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/bottlenecklab reproduce --preset quick --only 'leaky-resnet/hamiltonian-vs-depth' --out $(DEMO_OUT)
 
 test: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
@@ -34,8 +34,8 @@ bench: $(VENV)/.installed-dev
 	$(PY) -m benchmarks
 
 lint: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

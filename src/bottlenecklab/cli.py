@@ -34,7 +34,7 @@ def _say(msg: str) -> None:
 
 def _one_line_warnings() -> None:
     def show(message, category, filename, lineno, file=None, line=None):
-        _say(f"warning: {message}")
+        _say("warning: " + " ".join(str(message).split()))  # one line, even for torch's
 
     warnings.showwarning = show
 
@@ -56,19 +56,68 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--resume", action="store_true", help="continue the run in --out (or latest)")
     r.add_argument("--strict", action="store_true", help="exit 1 when a claim fails")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_execution(r, executor=False)
 
     rp = sub.add_parser("reproduce", help="run every (or --only GLOB) experiment and a report")
     rp.add_argument("--preset", default="quick")
     rp.add_argument("--out", type=Path)
     rp.add_argument("--only", default="*", metavar="GLOB")
-    rp.add_argument("--executor", default="local", help="local | ray")
     rp.add_argument("--device", default="auto")
     rp.add_argument("--strict", action="store_true")
     rp.add_argument("--quiet", action="store_true")
+    _add_execution(rp, executor=True)
+
+    sw = sub.add_parser("sweep", help="run a sweep file (grid x seeds) into a run store")
+    sw.add_argument("spec", type=Path, metavar="SPEC_FILE")
+    sw.add_argument("--out", type=Path, help="sweep folder (default runs/sweeps/<file stem>)")
+    sw.add_argument("--device", default=None, help="auto | cpu | cuda (default: the file's)")
+    sw.add_argument("--quiet", action="store_true")
+    _add_execution(sw, executor=True, jobs_default=None)
 
     rep = sub.add_parser("report", help="(re)build DIR/report.html from the runs under DIR")
     rep.add_argument("dir", type=Path)
     return p
+
+
+def _add_execution(
+    p: argparse.ArgumentParser, *, executor: bool, jobs_default: int | None = 1
+) -> None:
+    """Options of the sweep executors (`bottlenecklab.sweeps`)."""
+    if executor:
+        p.add_argument("--executor", default="local", help="local | ray (default local)")
+        p.add_argument(
+            "--address", default="auto", help="ray: HOST:PORT of a cluster, or auto (default)"
+        )
+        p.add_argument("--gpus-per-run", type=float, default=None, help="ray: GPUs per run")
+    p.add_argument("--jobs", type=int, default=jobs_default, help="local: runs at once (processes)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads per run (default 1)")
+
+
+def _device(args, device: str) -> str:
+    """`auto` stays `auto` on Ray (each worker looks for its own GPU); else resolved here."""
+    from bottlenecklab.experiments import resolve_device
+
+    if getattr(args, "executor", "local") == "ray" and device == "auto":
+        return device
+    return resolve_device(device)
+
+
+def _make_executor(args, *, jobs: int | None = None, threads: int = 1, gpus: float = 0.0):
+    from bottlenecklab.sweeps import make_executor
+
+    name = getattr(args, "executor", "local")
+    jobs = jobs if jobs is not None else (args.jobs or 1)
+    if jobs < 1 or threads < 1:
+        raise BadInput("--jobs and --threads must be >= 1")
+    if name not in ("local", "ray"):
+        raise BadInput(f"--executor must be local or ray, got {name!r}")
+    if name == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise BadInput("--executor ray needs Ray: pip install 'bottlenecklab[ray]'") from None
+    address = getattr(args, "address", "auto")
+    return make_executor(name, jobs=jobs, threads=threads, address=address, gpus_per_run=gpus)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,9 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     _one_line_warnings()
     try:
         args = build_parser().parse_args(argv)
-        return {"list": _list, "run": _run, "reproduce": _reproduce, "report": _report}[
-            args.command
-        ](args)
+        return {
+            "list": _list,
+            "run": _run,
+            "reproduce": _reproduce,
+            "report": _report,
+            "sweep": _sweep,
+        }[args.command](args)
     except (BadInput, ConfigError) as e:
         _say(f"error: {e}")
         return EXIT_BAD_INPUT
@@ -136,7 +189,10 @@ def _run(args) -> int:
         if (out / "config.json").exists():
             raise BadInput(f"{out} already holds a run: use --resume or another --out")
     resume = "strict" if args.resume else False
-    record = _execute(exp, cfg, out, preset, overrides, device, resume, args.quiet)
+    executor = _make_executor(args, threads=args.threads or 1)
+    record = _execute(
+        exp, cfg, out, preset, overrides, device, resume, args.quiet, executor, args.threads or 1
+    )
     return 1 if args.strict and not all(c.passed for c in record.claims) else 0
 
 
@@ -158,7 +214,7 @@ def _saved_config(exp, out: Path, args, overrides):
     return cfg, meta.get("preset", "?"), meta.get("overrides", {})
 
 
-def _execute(exp, cfg, out, preset, overrides, device, resume, quiet):
+def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, threads):
     from bottlenecklab.experiments import check_resumable, run_experiment
     from bottlenecklab.report import render_run
     from bottlenecklab.training import CheckpointError
@@ -176,6 +232,8 @@ def _execute(exp, cfg, out, preset, overrides, device, resume, quiet):
             resume=resume,
             progress=False if quiet else None,
             log=_say,
+            executor=executor,
+            threads=threads,
         )
     except CheckpointError as e:
         raise BadInput(f"--resume: {e}") from None
@@ -199,16 +257,30 @@ def _execute(exp, cfg, out, preset, overrides, device, resume, quiet):
 
 
 def _reproduce(args) -> int:
-    from bottlenecklab.experiments import EXPERIMENTS, resolve_config, resolve_device
+    from bottlenecklab.experiments import EXPERIMENTS
     from bottlenecklab.report import build_report
 
-    device = resolve_device(args.device)
-    if args.executor != "local":
-        raise BadInput(f"--executor must be local, got {args.executor!r}")
+    device = _device(args, args.device)
+    threads = args.threads or 1
+    executor = _make_executor(args, threads=threads, gpus=args.gpus_per_run or 0.0)
     names = sorted(n for n in EXPERIMENTS if fnmatch.fnmatch(n, args.only))
     if not names:
         raise BadInput(f"--only {args.only!r} matches no experiment; see `bottlenecklab list`")
     root = args.out or Path("runs") / f"reproduce-{args.preset}"
+    try:
+        failed = _reproduce_all(args, names, root, device, executor, threads)
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
+    report = build_report(root)
+    _say(f"report: {report}")
+    return 1 if args.strict and failed else 0
+
+
+def _reproduce_all(args, names, root, device, executor, threads) -> int:
+    from bottlenecklab.experiments import EXPERIMENTS, resolve_config
+
     failed = 0
     for name in names:
         exp = EXPERIMENTS[name]
@@ -220,11 +292,55 @@ def _reproduce(args) -> int:
             if saved != json.loads(json.dumps(to_dict(cfg))):
                 raise BadInput(f"{out} holds a run with another config: use another --out")
             resume = True  # same config: finished points are reused, the rest continued
-        record = _execute(exp, cfg, out, args.preset, {}, device, resume, args.quiet)
+        record = _execute(
+            exp, cfg, out, args.preset, {}, device, resume, args.quiet, executor, threads
+        )
         failed += sum(not c.passed for c in record.claims)
-    report = build_report(root)
-    _say(f"report: {report}")
-    return 1 if args.strict and failed else 0
+    return failed
+
+
+def _sweep(args) -> int:
+    import os
+
+    from bottlenecklab.experiments import run_sweep_spec, sweep_requests
+    from bottlenecklab.sweeps import Progress, SpecError, load_spec
+
+    try:
+        spec = load_spec(args.spec)
+        runs = len(sweep_requests(spec)[1])
+    except SpecError as e:
+        raise BadInput(str(e)) from None
+    device = _device(args, args.device or spec.device)
+    threads = args.threads or spec.threads
+    jobs = args.jobs or spec.jobs or max(1, min(runs, (os.cpu_count() or 1) // threads))
+    gpus = args.gpus_per_run if args.gpus_per_run is not None else spec.gpus_per_run
+    executor = _make_executor(args, jobs=jobs, threads=threads, gpus=gpus)
+    out = args.out or Path("runs") / "sweeps" / args.spec.stem
+    where = f"{jobs} job(s)" if args.executor == "local" else f"ray at {args.address}"
+    _say(f"sweep {args.spec}: {runs} run(s) into {out} ({args.executor}, {where})")
+    try:
+        report, tables = run_sweep_spec(
+            spec,
+            out,
+            executor,
+            device=device,
+            threads=threads,
+            progress=Progress(runs, quiet=args.quiet),
+        )
+    except SpecError as e:
+        raise BadInput(str(e)) from None
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
+    _say(
+        f"sweep: {report.done + report.skipped}/{report.total} done "
+        f"({report.skipped} already done), {report.failed} failed"
+    )
+    for rid in report.failed_ids:
+        _say(f"  FAILED {rid}: see {out / 'runs' / rid / 'traceback.txt'}")
+    _say(f"  summary: {tables['summary']}")
+    return 1 if report.failed else 0
 
 
 def _report(args) -> int:

@@ -1,9 +1,13 @@
-"""Running an experiment: resolve its config, train and measure every grid point, judge claims.
+"""Running an experiment: resolve its config, run every grid point through the sweep
+machinery, collect the tables, judge the claims.
 
-This is where `training` and `measure` are wired together. Each grid point lives in
-`OUT/points/<id>/` (`id` = hash of the point's task, model, training and seed), with its
-checkpoint, `metrics.csv` and `result.json`; a point with a `result.json` is never trained
-again, so re-running or resuming a run only does what is missing.
+A run folder `OUT/` holds `config.json` (resolved config, preset, seed, version),
+`points/` (a run store: one folder per grid point keyed by the hash of its resolved config,
+see `bottlenecklab.sweeps.RunStore`), `summary.parquet` (a row per point) with the long
+tables `layers.parquet`, `spectra.parquet`, `metrics.parquet`, the combined `metrics.csv`
+and `claims.json`. A `DONE` point is never trained again and an interrupted one resumes
+from its checkpoint, so re-running or resuming a run only does what is missing. Figures
+and `RunRecord.points` are read back from the tables.
 """
 
 from __future__ import annotations
@@ -11,52 +15,55 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as _dt
-import itertools
 import json
 import os
 import platform
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
 import bottlenecklab
-from bottlenecklab.config import (
-    ConfigError,
-    apply_overrides,
-    config_hash,
-    from_dict,
-    to_dict,
-)
+from bottlenecklab.config import ConfigError, apply_overrides, from_dict, to_dict
+from bottlenecklab.experiments._points import point_requests
+from bottlenecklab.experiments._run_point import point_result, run_point
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, PointResult
-from bottlenecklab.training import (
-    CheckpointError,
-    TrainingDiverged,
-    load_checkpoint,
-    train,
+from bottlenecklab.sweeps import (
+    Executor,
+    LocalExecutor,
+    Progress,
+    RunRequest,
+    RunStore,
+    Settings,
+    collect,
+    git_commit,
+    read_rows,
+    run_sweep,
 )
+from bottlenecklab.training import CheckpointError, load_checkpoint
 
 __all__ = [
     "RunRecord",
     "check_resumable",
-    "expand_points",
     "load_run",
-    "point_id",
     "resolve_config",
     "resolve_device",
     "run_experiment",
-    "run_point",
     "write_json",
 ]
 
 
 @dataclass
 class RunRecord:
-    """A finished (or partly finished) run of an experiment, as written in its folder."""
+    """A finished (or partly finished) run of an experiment, as read from its tables.
+
+    Args:
+        tables: the run's tables as rows (`summary`, `layers`, `spectra`, `metrics`).
+    """
 
     name: str
     out: Path
@@ -64,10 +71,11 @@ class RunRecord:
     config: Any
     points: list[PointResult]
     claims: list[Claim]
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def write_json(path: Path, obj: Any) -> None:
-    """Write JSON atomically (temp file, then rename)."""
+    """Write JSON atomically (temp file, then rename); dataclasses, paths, arrays allowed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     with os.fdopen(fd, "w") as f:
@@ -123,149 +131,40 @@ def resolve_config(
     return cfg
 
 
-def expand_points(exp: Experiment, cfg: Any) -> list[tuple[dict[str, Any], Any]]:
-    """The grid: one `(point values, point config)` per combination, in grid order."""
-    if not exp.grid:
-        return [({}, cfg)]
-    keys = list(exp.grid)
-    value_lists = [_grid_values(cfg, exp.grid[k]) for k in keys]
-    points = []
-    for combo in itertools.product(*value_lists):
-        point = dict(zip(keys, combo))
-        points.append((point, apply_overrides(cfg, point)))
-    return points
-
-
-def _grid_values(cfg: Any, field: str) -> tuple[Any, ...]:
-    value = getattr(cfg, field)
-    if not isinstance(value, tuple) or not value:
-        raise ConfigError(f"{field!r} must be a non-empty list of values")
-    return value
-
-
-def point_id(cfg: Any) -> str:
-    """Hash of what determines a training run: task, model, training and seed.
-
-    Configs without a `train` field (experiments that do not train) hash whole.
-    """
-    if not hasattr(cfg, "train"):
-        return config_hash(cfg)
-    return config_hash({"task": cfg.task, "model": cfg.model, "train": cfg.train, "seed": cfg.seed})
-
-
-def _desc(point: dict[str, Any]) -> str:
-    return " ".join(f"{k.split('.')[-1]}={v}" for k, v in point.items()) or "train"
-
-
-def run_point(
-    exp: Experiment,
-    cfg: Any,
-    point: dict[str, Any],
-    folder: Path,
-    *,
-    device: str = "cpu",
-    resume: bool = False,
-    progress: bool | None = None,
-) -> PointResult:
-    """Train and measure one grid point in `folder`; idempotent.
-
-    A `result.json` already there is returned as is; a checkpoint is continued when
-    `resume` is set. Data are drawn with `cfg.seed`, the network with `cfg.seed + 1`.
-    """
-    result_file = folder / "result.json"
-    if result_file.is_file():
-        return _read_point(result_file)
-    folder.mkdir(parents=True, exist_ok=True)
-    pid = point_id(cfg)
-    if not exp.trains:
-        t0 = time.perf_counter()
-        m = exp.measure(None, None, cfg)
-        res = PointResult(
-            pid,
-            point,
-            "done",
-            "",
-            dict(m.scalars),
-            m.layers,
-            m.spectra,
-            0,
-            time.perf_counter() - t0,
-        )
-        write_json(result_file, dataclasses.asdict(res))
-        return res
-    data = cfg.task.build(seed=cfg.seed)
-    dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
-    model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
-    ckpt = folder / "checkpoint.pt"
-    status, message = "done", ""
-    try:
-        tr = train(
-            model,
-            data,
-            cfg.train,
-            device=device,
-            checkpoint=ckpt,
-            resume=resume and ckpt.is_file(),
-            progress=progress,
-            desc=_desc(point),
-        )
-        metrics, steps, wall = tr.metrics, tr.steps, tr.wall_s
-    except TrainingDiverged as e:
-        status, message = "diverged", str(e)
-        state = load_checkpoint(ckpt)
-        metrics, steps, wall = state["metrics"], state["steps"], state["wall_s"]
-    _write_metrics(folder / "metrics.csv", metrics, point)
-    model.to("cpu")
-    t0 = time.perf_counter()
-    m = exp.measure(model, data, cfg)
-    scalars = dict(m.scalars)
-    scalars["measure_s"] = time.perf_counter() - t0
-    res = PointResult(
-        id=pid,
-        point=point,
-        status=status,
-        message=message,
-        scalars=scalars,
-        layers=m.layers,
-        spectra=m.spectra,
-        steps=steps,
-        wall_s=wall,
-    )
-    write_json(result_file, dataclasses.asdict(res))
-    return res
-
-
-def _read_point(path: Path) -> PointResult:
-    return PointResult(**json.loads(path.read_text()))
-
-
-def _write_metrics(path: Path, rows: list[dict[str, Any]], point: dict[str, Any]) -> None:
-    if not rows:
-        return
-    cols = list(point) + list(rows[0])
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({**point, **r})
-
-
 def check_resumable(out: Path, exp: Experiment, cfg: Any) -> None:
     """Refuse to resume a run that has nothing to resume or a damaged checkpoint.
 
     Reads every checkpoint of unfinished points before anything is written, so a refused
     resume overwrites nothing.
     """
+    store = RunStore(Path(out) / "points")
     found = False
-    for _, pcfg in expand_points(exp, cfg):
-        folder = out / "points" / point_id(pcfg)
-        if (folder / "result.json").is_file():
+    for req in point_requests(exp, cfg):
+        folder = store.folder(req.run_id)
+        if store.status(req.run_id) == "DONE":
             found = True
         elif (folder / "checkpoint.pt").exists():
             load_checkpoint(folder / "checkpoint.pt")
             found = True
     if not found:
         raise CheckpointError(f"nothing to resume in {out}: no checkpoint or finished point")
+
+
+def _new_meta(exp, cfg, preset, overrides, device) -> dict[str, Any]:
+    return {
+        "experiment": exp.name,
+        "source": exp.source,
+        "preset": preset,
+        "seed": cfg.seed,
+        "overrides": dict(overrides or {}),
+        "version": bottlenecklab.__version__,
+        "git_commit": git_commit(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": device,
+        "created": _dt.datetime.now().isoformat(timespec="seconds"),
+        "config": to_dict(cfg),
+    }
 
 
 def run_experiment(
@@ -276,65 +175,54 @@ def run_experiment(
     preset: str,
     overrides: Mapping[str, Any] | None = None,
     device: str = "cpu",
-    resume: bool = False,
+    resume: bool | str = False,
     progress: bool | None = None,
     log: Callable[[str], None] = lambda s: None,
+    executor: Executor | None = None,
+    threads: int = 1,
 ) -> RunRecord:
-    """Run every grid point of `exp` into `out` and judge the claims.
+    """Run every grid point of `exp` into `out` through `executor` and judge the claims.
 
-    Writes `config.json` (resolved config, preset, seed, version), `points/<id>/...`,
-    `metrics.csv` (all points, one row per logged step) and `claims.json`.
+    Args:
+        executor: `LocalExecutor(1)` (in this process) by default; any sweep executor.
+        threads: torch threads per point (1: results do not depend on the executor).
+        progress: show done/failed/running counts on the terminal (default: if a TTY).
     """
     out = Path(out)
     if resume and (out / "config.json").is_file():
         meta = json.loads((out / "config.json").read_text())
     else:
-        meta = {
-            "experiment": exp.name,
-            "source": exp.source,
-            "preset": preset,
-            "seed": cfg.seed,
-            "overrides": dict(overrides or {}),
-            "version": bottlenecklab.__version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "device": device,
-            "created": _dt.datetime.now().isoformat(timespec="seconds"),
-            "config": to_dict(cfg),
-        }
+        meta = _new_meta(exp, cfg, preset, overrides, device)
         write_json(out / "config.json", meta)
-    points = expand_points(exp, cfg)
-    results: list[PointResult] = []
+    requests = point_requests(exp, cfg)
     t0 = time.perf_counter()
-    for i, (point, pcfg) in enumerate(points):
-        log(f"[{i + 1}/{len(points)}] {exp.name} {_desc(point)}")
-        res = run_point(
-            exp,
-            pcfg,
-            point,
-            out / "points" / point_id(pcfg),
-            device=device,
-            resume=resume,
-            progress=progress,
-        )
-        if res.status != "done":
-            log(f"  {res.message}")
-        results.append(res)
-    claims = exp.claims(cfg, results)
+    store = RunStore(out / "points")
+    executor = executor or LocalExecutor(1, threads=threads)
+    log(f"{exp.name}: {len(requests)} point(s) on the {executor.name} executor")
+    in_process = isinstance(executor, LocalExecutor) and executor.jobs == 1
+    bars = progress if in_process else False  # per-step bars only from this process
+    settings = Settings(out / "points", device, threads, meta.get("git_commit"), bars)
+    # Counts: a line per finished point next to in-process bars, a rewritten line otherwise.
+    counts = Progress(len(requests), show=False if in_process else None, quiet=progress is False)
+    run_sweep(requests, run_point, executor, settings, progress=counts)
+    collect(store, out, [r.run_id for r in requests])
+    _write_all_metrics(out, store, requests)
+    record = load_run(out, {exp.name: exp})
+    claims = exp.claims(cfg, record.points)
     meta["wall_s"] = round(time.perf_counter() - t0, 1) + (meta.get("wall_s", 0.0) if resume else 0)
     write_json(out / "config.json", meta)
     write_json(out / "claims.json", [dataclasses.asdict(c) for c in claims])
-    _write_all_metrics(out, points)
-    return RunRecord(exp.name, out, meta, cfg, results, claims)
+    return dataclasses.replace(record, meta=meta, claims=claims)
 
 
-def _write_all_metrics(out: Path, points: list[tuple[dict[str, Any], Any]]) -> None:
+def _write_all_metrics(out: Path, store: RunStore, requests: list[RunRequest]) -> None:
+    """`OUT/metrics.csv`: every point's log, tagged with its id (the `point` column)."""
     rows: list[dict[str, str]] = []
-    for _, pcfg in points:
-        f = out / "points" / point_id(pcfg) / "metrics.csv"
+    for req in requests:
+        f = store.folder(req.run_id) / "metrics.csv"
         if f.is_file():
             with open(f, newline="") as fh:
-                rows.extend({"point": point_id(pcfg), **r} for r in csv.DictReader(fh))
+                rows.extend({"point": req.run_id, **r} for r in csv.DictReader(fh))
     if rows:
         cols = list(dict.fromkeys(k for r in rows for k in r))
         with open(out / "metrics.csv", "w", newline="") as fh:
@@ -344,18 +232,31 @@ def _write_all_metrics(out: Path, points: list[tuple[dict[str, Any], Any]]) -> N
 
 
 def load_run(out: Path, experiments: Mapping[str, Experiment]) -> RunRecord:
-    """Read a run folder written by `run_experiment` (for reports)."""
+    """Read a run folder written by `run_experiment` from its tables (for reports)."""
     out = Path(out)
     meta = json.loads((out / "config.json").read_text())
     exp = experiments[meta["experiment"]]
     cfg = from_dict(type(exp.config), meta["config"])
-    results = []
-    for _, pcfg in expand_points(exp, cfg):
-        f = out / "points" / point_id(pcfg) / "result.json"
-        if f.is_file():
-            results.append(_read_point(f))
+    tables = {
+        name: read_rows(out / f"{name}.parquet")
+        for name in ("summary", "layers", "spectra", "metrics")
+    }
+    by_id = {row["run_id"]: row for row in tables["summary"]}
+    layers: dict[str, list[dict[str, Any]]] = {}
+    spectra: dict[str, list[dict[str, Any]]] = {}
+    for row in tables["layers"]:
+        layers.setdefault(row["run_id"], []).append(row)
+    for row in tables["spectra"]:
+        spectra.setdefault(row["run_id"], []).append(row)
+    points = []
+    for req in point_requests(exp, cfg):
+        row = by_id.get(req.run_id)
+        if row is not None and row["status"] in ("DONE", "FAILED"):
+            point = req.payload["point"]
+            rid = req.run_id
+            points.append(point_result(row, point, layers.get(rid, []), spectra.get(rid, [])))
     claims_file = out / "claims.json"
     claims = []
     if claims_file.is_file():
         claims = [Claim(**c) for c in json.loads(claims_file.read_text())]
-    return RunRecord(exp.name, out, meta, cfg, results, claims)
+    return RunRecord(exp.name, out, meta, cfg, points, claims, tables)

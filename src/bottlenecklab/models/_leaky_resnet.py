@@ -123,6 +123,9 @@ class LeakyResNet(nn.Module):
             self.register_buffer("pin", pin.to(dtype))
             self.register_buffer("pout", pout.to(dtype))
         self.register_buffer("rho", layer_steps(cfg.schedule, L, cfg.irregular_a).to(dtype))
+        # `L~` as a tensor too (not saved in checkpoints), so that an ensemble of nets with
+        # different leaks can be trained at once with torch.func (`train_ensemble`).
+        self.register_buffer("leak_t", torch.tensor(cfg.leak, dtype=dtype), persistent=False)
         self._warned = False
         self.check_steps()
 
@@ -156,11 +159,11 @@ class LeakyResNet(nn.Module):
         """All representations `[A_0, ..., A_L]`, each `[N, w]`, for inputs `X` `[N, d_in]`."""
         A = X @ self.pin.T  # [N, w]
         path = [A]
-        leak = self.cfg.leak
+        leak = self.leak_t
         w = self.cfg.width
-        for l in range(self.cfg.depth):
-            r = self.rho[l]
-            W = self.weights[l]  # [w, w+1]
+        # unbind once: its backward is one stack, where indexing `weights[l]` per layer
+        # would allocate and add a full-size zero gradient per layer (O(L^2) memory traffic).
+        for r, W in zip(self.rho.unbind(0), self.weights.unbind(0)):  # W: [w, w+1]
             # sigma(A) W^T = relu(A) W[:, :w]^T + bias, as one fused matmul-add.  # [N, w]
             A = (1 - r * leak) * A + r * torch.addmm(W[:, w], torch.relu(A), W[:, :w].T)
             path.append(A)
@@ -175,7 +178,7 @@ class LeakyResNet(nn.Module):
 
         A learned lift adds `(lam/2)(||Pin||^2 + ||Pout||^2)`.
         """
-        coef = lam / (2 * self.cfg.leak) if self.cfg.leak > 0 else lam / 2
+        coef = lam / (2 * self.leak_t) if self.cfg.leak > 0 else lam / 2
         per_layer = self.weights.pow(2).sum(dim=(1, 2))  # [L]
         reg = coef * (self.rho * per_layer).sum()
         if self.cfg.lift == "learned":

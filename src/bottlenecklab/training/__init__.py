@@ -1,7 +1,9 @@
-"""Full-batch training in phases with the model's explicit regularizer and checkpoints."""
+"""Full-batch training in phases with the model's explicit regularizer and checkpoints;
+`train_ensemble` trains many same-shape networks at once (torch.func)."""
 
 from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
+from bottlenecklab.training._ensemble import train_ensemble
 from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
 
 __all__ = [
@@ -13,4 +15,5 @@ __all__ = [
     "load_checkpoint",
     "save_checkpoint",
     "train",
+    "train_ensemble",
 ]

@@ -1,0 +1,146 @@
+"""Driving a sweep: skip finished runs, hand the rest to an executor, count progress."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TextIO
+
+from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run
+from bottlenecklab.sweeps._store import DONE, FAILED, RUNNING, RunRequest, RunStore
+
+__all__ = ["Executor", "Progress", "SweepReport", "run_sweep"]
+
+
+class Executor(Protocol):
+    """Runs jobs and yields `(request, status, error)` as they finish."""
+
+    name: str
+
+    def run(
+        self,
+        job: Callable[[RunRequest], str],
+        requests: Sequence[RunRequest],
+        tick: Callable[[], None],
+    ) -> Iterator[tuple[RunRequest, str, str]]: ...
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did: runs in total, already done before, finished now, failed."""
+
+    total: int
+    skipped: int
+    done: int = 0
+    failed: int = 0
+    failed_ids: list[str] = field(default_factory=list)
+    ran_ids: list[str] = field(default_factory=list)
+
+
+class Progress:
+    """Done / failed / running counts.
+
+    Args:
+        show: `True` one rewritten line, `False` a line per finished run, `None` the
+            first on a terminal and the second elsewhere.
+        quiet: print nothing.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        show: bool | None = None,
+        quiet: bool = False,
+    ):
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if show is None else show
+        self.quiet = quiet
+        self.done = self.failed = self.running = 0
+        self._last = ""
+
+    def line(self) -> str:
+        """The counts as text."""
+        queued = self.total - self.done - self.failed - self.running
+        return (
+            f"sweep: {self.done}/{self.total} done, {self.failed} failed, "
+            f"{self.running} running, {max(queued, 0)} queued"
+        )
+
+    def update(self, finished: str = "") -> None:
+        """Show the counts (`finished`: the run that just ended, for the log)."""
+        text = self.line()
+        if self.quiet:
+            return
+        if self.tty and text != self._last:
+            self.stream.write("\r" + text + " " * 4)
+            self.stream.flush()
+        elif not self.tty and finished:
+            self.stream.write(f"{text}  [{finished}]\n")
+            self.stream.flush()
+        self._last = text
+
+    def close(self) -> None:
+        """End the rewritten line."""
+        if self.tty and self._last and not self.quiet:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _describe(request: RunRequest) -> str:
+    labels = " ".join(f"{k}={v}" for k, v in request.labels.items())
+    return f"{request.run_id} {labels}".strip()
+
+
+def run_sweep(
+    requests: Sequence[RunRequest],
+    run_fn: RunFunction,
+    executor: Executor,
+    settings: Settings,
+    *,
+    progress: Progress | None = None,
+) -> SweepReport:
+    """Run every request that is not `DONE` in the store under `settings.root`.
+
+    Requests are saved first (so `collect` sees queued runs too); each run's status,
+    metadata, metrics and result land in its folder (see `RunStore`). A failing run is
+    marked `FAILED` and the sweep goes on. `run_fn` must be picklable (module level).
+    """
+    store = RunStore(settings.root)
+    seen: set[str] = set()
+    unique = [r for r in requests if not (r.run_id in seen or seen.add(r.run_id))]
+    for r in unique:
+        store.write_request(r)
+    todo = [r for r in unique if store.status(r.run_id) != DONE]
+    report = SweepReport(total=len(unique), skipped=len(unique) - len(todo))
+    prog = progress or Progress(len(unique), quiet=True)
+    prog.total = len(unique)
+    prog.done = report.skipped
+    in_flight = {r.run_id for r in todo}
+
+    def tick() -> None:
+        prog.running = sum(store.status(i) == RUNNING for i in in_flight)
+        prog.update()
+
+    job = functools.partial(execute_run, run_fn, settings)
+    try:
+        for r, status, error in executor.run(job, todo, tick):
+            in_flight.discard(r.run_id)
+            if status == FAILED and error:  # the worker could not record it itself
+                store.write_failure(r.run_id, error)
+            if status == DONE:
+                report.done += 1
+                prog.done += 1
+            else:
+                report.failed += 1
+                report.failed_ids.append(r.run_id)
+                prog.failed += 1
+            report.ran_ids.append(r.run_id)
+            prog.running = sum(store.status(i) == RUNNING for i in in_flight)
+            prog.update(finished=f"{status} {_describe(r)}")
+    finally:
+        prog.close()
+    return report

@@ -1,0 +1,201 @@
+"""Batched ensembles: train many same-shape networks at once with `torch.func`.
+
+The members' parameters and buffers are stacked along a new leading axis `[E, ...]`, the
+per-member loss `C(Y_hat_e) + reg_e(lam_e)` is vmapped over members (`functional_call`),
+and one optimizer steps the stacked tensors. Adam and SGD act elementwise, so each member
+follows exactly the trajectory of its own `train()` run (up to float round-off of batched
+matmuls); members may differ in seed (weights and data), `lam` and any tensor the model
+holds (e.g. a leaky ResNet's `L~`), not in shapes or phases. L-BFGS couples all parameters
+through its line search, so it is refused here. No checkpoints: an ensemble is one
+short, opt-in job (`train` remains the resumable per-run trainer).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
+
+from bottlenecklab.tasks import Dataset, data_cost
+from bottlenecklab.training._config import PhaseConfig, TrainConfig
+from bottlenecklab.training._trainer import (
+    DTYPES,
+    TrainingDiverged,
+    TrainResult,
+    _lr_at,
+    _optimizer,
+)
+
+__all__ = ["train_ensemble"]
+
+
+class _Objective(nn.Module):
+    """`(X, Y, lam) -> [loss, cost, reg]` of the wrapped network (what gets vmapped)."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, X: torch.Tensor, Y: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+        cost = data_cost(self.net(X), Y)
+        reg = self.net.regularization(lam)
+        return torch.stack([cost + reg, cost, reg])  # [3]
+
+
+def _check(models: Sequence[nn.Module], cfgs: Sequence[TrainConfig]) -> None:
+    if not models or len(models) != len(cfgs):
+        raise ValueError("train_ensemble needs one TrainConfig per model (and >= 1 model)")
+    first = cfgs[0]
+    for c in cfgs[1:]:
+        if (c.phases, c.dtype, c.log_every, c.lr_per_depth) != (
+            first.phases,
+            first.dtype,
+            first.log_every,
+            first.lr_per_depth,
+        ):
+            raise ValueError("ensemble members must share phases, dtype, log_every, lr_per_depth")
+    if any(p.optimizer == "lbfgs" for p in first.phases):
+        raise ValueError("train_ensemble supports adam and sgd phases (L-BFGS couples members)")
+    shapes = {tuple((n, tuple(t.shape)) for n, t in m.state_dict().items()) for m in models}
+    if len({type(m) for m in models}) != 1 or len(shapes) != 1:
+        raise ValueError("ensemble members must be networks of one class and one shape")
+    if len({getattr(getattr(m, "cfg", None), "leak", 1.0) > 0 for m in models}) != 1:
+        raise ValueError("ensemble members must all have L~ > 0, or all L~ = 0")
+
+
+def _stack(arrays: Sequence[Any], dtype: torch.dtype, device: str) -> torch.Tensor:
+    return torch.stack([torch.as_tensor(a, dtype=dtype, device=device) for a in arrays])
+
+
+def train_ensemble(
+    models: Sequence[nn.Module],
+    data: Sequence[Dataset],
+    cfgs: Sequence[TrainConfig],
+    *,
+    device: str = "cpu",
+) -> list[TrainResult]:
+    """Train `models[e]` on `data[e]` with `cfgs[e]`, all at once; same results as `train`.
+
+    Args:
+        models: `E` networks of one class and shape (`forward`, `regularization(lam)`,
+            `depth`, `adapt_every`, `adapt`); trained in place.
+        data: one data set per member (same shapes: `x_train` `[N, d_in]` ...).
+        cfgs: one config per member: `lam` may differ, phases (adam/sgd) must not.
+    Returns:
+        One `TrainResult` per member (`wall_s` is the ensemble's time divided by `E`).
+    Raises:
+        TrainingDiverged: some member's loss became NaN/Inf (members keep their last state).
+    """
+    _check(models, cfgs)
+    cfg = cfgs[0]
+    dtype = DTYPES[cfg.dtype]
+    E = len(models)
+    for m in models:
+        m.to(device=device, dtype=dtype)
+    X, Y = (
+        _stack([d.x_train for d in data], dtype, device),
+        _stack([d.y_train for d in data], dtype, device),
+    )
+    Xt, Yt = (
+        _stack([d.x_test for d in data], dtype, device),
+        _stack([d.y_test for d in data], dtype, device),
+    )
+    lams = torch.tensor([c.lam for c in cfgs], dtype=dtype, device=device)  # [E]
+    objectives = [_Objective(m) for m in models]
+    params, buffers = stack_module_state(objectives)  # name -> [E, ...]
+    params = {n: p.detach().requires_grad_(True) for n, p in params.items()}
+    template = copy.deepcopy(objectives[0]).to("meta")
+
+    def member(p: dict, b: dict, x: torch.Tensor, y: torch.Tensor, lam: torch.Tensor):
+        return functional_call(template, (p, b), (x, y, lam))
+
+    batched = vmap(member)  # -> [E, 3]
+    leaves = list(params.values())
+    scale = 1.0 / models[0].depth if cfg.lr_per_depth else 1.0
+    adapt_every = getattr(models[0], "adapt_every", 0)
+    results = [TrainResult() for _ in range(E)]
+    t0 = time.perf_counter()
+    steps = 0
+    for phase in cfg.phases:
+        base_lr = phase.lr * scale
+        opt = _optimizer(phase, leaves, base_lr)
+        for t in range(phase.steps):
+            lr = _lr_at(phase, base_lr, t)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            if adapt_every and t % adapt_every == 0:
+                _adapt(models, params, buffers, X)
+            opt.zero_grad()
+            parts = batched(params, buffers, X, Y, lams)  # [E, 3]
+            parts[:, 0].sum().backward()  # members' parameters are disjoint slices
+            opt.step()
+            steps += 1
+            values = parts[:, 0].detach()
+            if not bool(torch.isfinite(values).all()):
+                bad = int((~torch.isfinite(values)).nonzero()[0])
+                raise TrainingDiverged(f"ensemble member {bad}: loss became {float(values[bad])}")
+            last = t == phase.steps - 1 and phase is cfg.phases[-1]
+            if steps % cfg.log_every == 0 or last:
+                rows = _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase, lr)
+                wall = (time.perf_counter() - t0) / E
+                for r, row in zip(results, rows):
+                    r.metrics.append({"step": steps, **row, "wall_s": round(wall, 3)})
+    _write_back(models, params, buffers)
+    for r in results:
+        r.steps = steps
+        r.wall_s = (time.perf_counter() - t0) / E
+    return results
+
+
+@torch.no_grad()
+def _adapt(models: Sequence[nn.Module], params: dict, buffers: dict, X: torch.Tensor) -> None:
+    """Each member's adaptive layer-step update, on its own module (every `adapt_every`)."""
+    _write_back(models, params, buffers)
+    for e, m in enumerate(models):
+        m.adapt(X[e])
+        for n, b in m.named_buffers(prefix="net"):
+            buffers[n][e].copy_(b)
+
+
+@torch.no_grad()
+def _write_back(models: Sequence[nn.Module], params: dict, buffers: dict) -> None:
+    """Copy the stacked state into the member modules."""
+    for e, m in enumerate(models):
+        for n, p in m.named_parameters(prefix="net"):
+            p.copy_(params[n][e])
+        for n, b in m.named_buffers(prefix="net"):
+            b.copy_(buffers[n][e])
+
+
+def _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase: PhaseConfig, lr: float):
+    """Per-member log rows, as `train` logs them (loss parts, test cost, gradient norm)."""
+    for p in params.values():
+        p.grad = None
+    parts = batched(params, buffers, X, Y, lams)  # [E, 3]
+    parts[:, 0].sum().backward()
+    parts = parts.detach()
+    sq = sum(p.grad.pow(2).flatten(1).sum(1) for p in params.values())  # [E]
+    with torch.no_grad():
+        test = batched(params, buffers, Xt, Yt, lams)[:, 1]  # [E]
+    rows = []
+    for e in range(parts.shape[0]):
+        rows.append(
+            {
+                "phase": phase.optimizer,
+                "lr": lr,
+                "loss": float(parts[e, 0]),
+                "cost": float(parts[e, 1]),
+                "reg": float(parts[e, 2]),
+                "test_cost": float(test[e]),
+                "grad_norm": math.sqrt(float(sq[e])),
+            }
+        )
+    for p in params.values():
+        p.grad = None
+    return rows
