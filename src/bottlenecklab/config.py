@@ -111,7 +111,8 @@ def _set(obj: Any, path: list[str], value: Any, full: str) -> Any:
         if not head.isdigit() or int(head) >= len(obj):
             raise ConfigError(f"{full!r}: index {head!r} out of range (0..{len(obj) - 1})")
         i = int(head)
-        new_item = _set(obj[i], rest, value, full) if rest else value
+        # A whole item (`train.phases.1={...}`) is checked against the type of the one it replaces.
+        new_item = _set(obj[i], rest, value, full) if rest else _coerce(value, type(obj[i]), full)
         return obj[:i] + (new_item,) + obj[i + 1 :]
     names = [f.name for f in dataclasses.fields(obj)]
     if head not in names:

@@ -6,6 +6,7 @@ import copy
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
         params,
         lr=lr,
         max_iter=1,
+        # torch's default max_eval = 1.25 * max_iter caps the strong-Wolfe line search at
+        # ~1 evaluation when max_iter = 1: a rejected first trial then returns t = 0 and
+        # L-BFGS stalls for good. Allow the line search its usual 25 trials.
+        max_eval=1 + 25,
         history_size=phase.history,
         line_search_fn="strong_wolfe",
         tolerance_grad=0.0,
@@ -73,6 +78,7 @@ def train(
     resume: bool = False,
     progress: bool | None = None,
     desc: str = "train",
+    on_log: Callable[[dict[str, Any]], None] | None = None,
 ) -> TrainResult:
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
@@ -87,6 +93,7 @@ def train(
             the end); with `resume=True` training continues from it (`CheckpointError` when
             it is missing or corrupted).
         progress: show a bar (default: only when stderr is a terminal).
+        on_log: called with every new row of `metrics` as it is logged (live logs).
     Raises:
         TrainingDiverged: the loss became NaN/Inf; the model holds the last logged good
             state, which is also checkpointed.
@@ -175,7 +182,19 @@ def train(
             t += 1
             result.steps += 1
             bar.update(1)
-            value = float(loss.detach())
+            value = float(loss.detach())  # the loss *before* this step
+            last = t == phase.steps and phase_i == len(cfg.phases) - 1
+            if math.isfinite(value) and (result.steps % cfg.log_every == 0 or last):
+                row = _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0)
+                result.metrics.append(row)
+                if on_log is not None:
+                    on_log(row)
+                bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
+                if math.isfinite(row["loss"]):
+                    good_state = copy.deepcopy(model.state_dict())
+                    good_step = result.steps
+                else:  # this very step blew up (caught here even when it is the last one)
+                    value = row["loss"]
             if not math.isfinite(value):
                 model.load_state_dict(good_state)
                 save(phase_i, t, None)
@@ -185,14 +204,6 @@ def train(
                     f" kept the state of step {good_step}"
                     + (f" in {checkpoint}" if checkpoint else "")
                 )
-            last = t == phase.steps and phase_i == len(cfg.phases) - 1
-            if result.steps % cfg.log_every == 0 or last:
-                row = _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0)
-                result.metrics.append(row)
-                bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
-                if math.isfinite(row["loss"]):
-                    good_state = copy.deepcopy(model.state_dict())
-                    good_step = result.steps
             if result.steps % cfg.checkpoint_every == 0:
                 save(phase_i, t, opt)
         opt_state = None
@@ -215,9 +226,9 @@ def _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0) -> dict[s
         "step": result.steps,
         "phase": phase.optimizer,
         "lr": lr,
-        "loss": float(loss),
-        "cost": float(cost),
-        "reg": float(reg),
+        "loss": float(loss.detach()),
+        "cost": float(cost.detach()),
+        "reg": float(reg.detach()),
         "test_cost": test_cost,
         "grad_norm": grad_norm,
         "wall_s": round(result.wall_s + time.perf_counter() - t0, 3),

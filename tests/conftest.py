@@ -1,0 +1,31 @@
+"""Shared fixtures: tiny seeded data sets and networks (float64 unless a test says otherwise)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bottlenecklab.models import LeakyResNetConfig
+from bottlenecklab.tasks import Dataset, TeacherConfig
+
+# The test machines have 2 shared cores; tiny matrices gain nothing from more threads.
+torch.set_num_threads(1)
+
+
+@pytest.fixture
+def tiny_data() -> Dataset:
+    """A `[4, 2, 4]` MLP teacher, 24 train / 16 test samples (k* = 2)."""
+    return TeacherConfig(dims=(4, 2, 4), hidden=8, n_train=24, n_test=16).build(seed=0)
+
+
+@pytest.fixture
+def tiny_net(tiny_data: Dataset):
+    """A float64 leaky ResNet `w = 5, L = 4, L~ = 1.5` with an irregular schedule."""
+    cfg = LeakyResNetConfig(width=5, depth=4, leak=1.5, schedule="irregular", init_scale=0.5)
+    return cfg.build(tiny_data.d_in, tiny_data.d_out, seed=1, dtype=torch.float64)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(1234)

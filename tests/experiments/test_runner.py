@@ -1,0 +1,151 @@
+"""Smoke run of every registered experiment through the Python API, resume, config rules."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+import bottlenecklab
+from bottlenecklab.config import ConfigError, to_dict
+from bottlenecklab.experiments import (
+    EXPERIMENTS,
+    PRESETS,
+    UnknownExperiment,
+    get,
+    resolve_config,
+    resolve_device,
+    run_experiment,
+)
+from bottlenecklab.report import render_run
+
+FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
+CLAIM_FIELDS = {"id", "source", "statement", "expected", "measured", "passed"}
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under `folder` with its modification time and content."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module", params=sorted(EXPERIMENTS))
+def smoke_run(request, tmp_path_factory):
+    """`(experiment, config, out, record)` of a smoke run with its summary rendered."""
+    exp = get(request.param)
+    cfg = resolve_config(exp, "smoke")
+    out = tmp_path_factory.mktemp(exp.name.replace("/", "_")) / "run"
+    record = run_experiment(exp, cfg, out, preset="smoke", progress=False)
+    render_run(record)
+    return exp, cfg, out, record
+
+
+def test_smoke_run_writes_the_run_files(smoke_run):
+    exp, _, out, record = smoke_run
+    for name in ("config.json", "claims.json", "summary.md"):
+        assert (out / name).is_file(), name
+    if exp.trains:
+        with open(out / "metrics.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert rows and {"step", "loss"} <= set(rows[0])
+    if exp.figures:
+        pngs = sorted((out / "figures").glob("*.png"))
+        assert pngs and all(p.stat().st_size > 0 for p in pngs)
+    summary = (out / "summary.md").read_text()
+    assert exp.name in summary and "Claims" in summary
+    assert record.points and len(record.claims) >= 1
+
+
+def test_config_json_holds_seed_version_and_resolved_config(smoke_run):
+    exp, cfg, out, _ = smoke_run
+    meta = json.loads((out / "config.json").read_text())
+    assert meta["experiment"] == exp.name
+    assert meta["preset"] == "smoke"
+    assert meta["seed"] == cfg.seed
+    assert meta["version"] == bottlenecklab.__version__
+    assert meta["config"] == json.loads(json.dumps(to_dict(cfg)))
+
+
+def test_claims_json_entries(smoke_run):
+    _, _, out, record = smoke_run
+    claims = json.loads((out / "claims.json").read_text())
+    assert claims and len(claims) == len(record.claims)
+    for c in claims:
+        assert set(c) == CLAIM_FIELDS
+        assert isinstance(c["passed"], bool)
+        assert c["source"].startswith("00")
+        assert isinstance(c["expected"], str | int | float)
+    assert len({c["id"] for c in claims}) == len(claims)
+
+
+def test_rerun_with_resume_trains_nothing(smoke_run):
+    """Finished points are reused: no file of a point changes (checkpoints included)."""
+    exp, cfg, out, record = smoke_run
+    before = _snapshot(out / "points")
+    again = run_experiment(exp, cfg, out, preset="smoke", resume=True, progress=False)
+    assert _snapshot(out / "points") == before
+    assert [c.passed for c in again.claims] == [c.passed for c in record.claims]
+    assert [c.measured for c in again.claims] == [c.measured for c in record.claims]
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_every_experiment_has_the_three_presets_and_a_doc(name):
+    exp = get(name)
+    assert set(PRESETS) <= set(exp.presets) | {"paper"}  # `paper` may be the base config
+    assert exp.name == name and exp.source and exp.title and exp.doc
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_resolves(name, preset):
+    exp = get(name)
+    cfg = resolve_config(exp, preset)
+    assert type(cfg) is type(exp.config)
+
+
+def test_diverged_training_is_reported_not_raised(tmp_path):
+    """An absurd learning rate: the run completes, every claim fails as unmeasured."""
+    exp = get(FLAGSHIP)
+    cfg = resolve_config(
+        exp, "smoke", {"train.phases.0.lr": "1e30", "leaks": "1.0", "train.dtype": "float32"}
+    )
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
+    assert [p.status for p in record.points] == ["diverged"]
+    assert "loss became" in record.points[0].message
+    assert record.claims and not any(c.passed for c in record.claims)
+
+
+def test_overriding_a_swept_key_is_refused():
+    exp = get(FLAGSHIP)
+    with pytest.raises(ConfigError, match="swept"):
+        resolve_config(exp, "smoke", {"model.leak": "3"})
+
+
+def test_unknown_preset_is_refused():
+    with pytest.raises(ConfigError, match="preset"):
+        resolve_config(get(FLAGSHIP), "nope")
+
+
+def test_seed_override():
+    assert resolve_config(get(FLAGSHIP), "smoke", seed=7).seed == 7
+
+
+def test_unknown_experiment_suggests_close_names():
+    with pytest.raises(UnknownExperiment) as info:
+        get("leaky-resnet/hamiltonian-vs-dept")
+    assert FLAGSHIP in str(info.value)
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_resolve_device(device):
+    assert resolve_device(device) in ("cpu", "cuda")
+
+
+def test_resolve_device_refuses_unknown():
+    with pytest.raises(ConfigError):
+        resolve_device("tpu")

@@ -1,0 +1,189 @@
+"""The `bottlenecklab` command, run as `python -m bottlenecklab` in a temporary folder.
+
+Contract (spec README): exit 0 when a run completes (claims may fail), 1 with `--strict`
+and a failed claim, 2 with exactly one line on stderr (no traceback) on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from bottlenecklab import cli
+
+FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
+SMOKE = ["run", FLAGSHIP, "--preset", "smoke", "--quiet"]
+FAST = ["--set", "train.phases.0.steps=4", "--set", "train.phases.1.steps=2"]
+
+
+def bl(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run the command with the project's interpreter, from `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", "bottlenecklab", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_bad_input(proc: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Exit 2, exactly one line on stderr, no traceback; returns that line."""
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    cwd = tmp_path_factory.mktemp("cli")
+    proc = bl(cwd, *SMOKE, "--out", "run")
+    return cwd / "run", proc
+
+
+@pytest.fixture
+def run_copy(smoke_run, tmp_path) -> Path:
+    """A private copy of the finished smoke run (for tests that change it)."""
+    out, _ = smoke_run
+    shutil.copytree(out, tmp_path / "run")
+    return tmp_path / "run"
+
+
+def test_list_shows_the_flagship(tmp_path):
+    proc = bl(tmp_path, "list")
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith(FLAGSHIP))
+    assert "000 Fig 1a" in line
+
+
+def test_smoke_run_exits_0_and_writes_the_run(smoke_run):
+    out, proc = smoke_run
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for name in ("config.json", "claims.json", "metrics.csv", "summary.md"):
+        assert (out / name).is_file(), name
+    assert list((out / "figures").glob("*.png"))
+    assert "claims pass" in proc.stderr
+    meta = json.loads((out / "config.json").read_text())
+    assert meta["preset"] == "smoke" and meta["experiment"] == FLAGSHIP
+
+
+def test_strict_exits_1_exactly_when_a_claim_fails(run_copy):
+    claims = json.loads((run_copy / "claims.json").read_text())
+    expected = 0 if all(c["passed"] for c in claims) else 1  # smoke claims usually fail
+    proc = bl(run_copy.parent, *SMOKE, "--out", "run", "--resume", "--strict")
+    assert proc.returncode == expected, proc.stderr
+    relaxed = bl(run_copy.parent, *SMOKE, "--out", "run", "--resume")
+    assert relaxed.returncode == 0, relaxed.stderr
+
+
+def test_resume_of_a_finished_run_trains_nothing(run_copy):
+    ckpts = {p: p.read_bytes() for p in run_copy.glob("points/*/checkpoint.pt")}
+    assert ckpts
+    proc = bl(run_copy.parent, *SMOKE, "--out", "run", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert {p: p.read_bytes() for p in ckpts} == ckpts
+
+
+def test_out_pointing_at_an_existing_run_without_resume(smoke_run):
+    out, _ = smoke_run
+    assert_bad_input(bl(out.parent, *SMOKE, "--out", "run"), "already holds a run", "--resume")
+
+
+def test_resume_refuses_a_corrupted_checkpoint_and_leaves_it(run_copy):
+    """Delete a point's result, put garbage in its checkpoint: exit 2, the file untouched."""
+    point = sorted((run_copy / "points").iterdir())[0]
+    for name in ("result.json", "status", "DONE"):
+        (point / name).unlink(missing_ok=True)
+    garbage = b"this is not a checkpoint \x00\x01"
+    (point / "checkpoint.pt").write_bytes(garbage)
+    proc = bl(run_copy.parent, *SMOKE, "--out", "run", "--resume")
+    assert_bad_input(proc, "--resume", "corrupted")
+    assert (point / "checkpoint.pt").read_bytes() == garbage
+
+
+def test_resume_on_a_missing_folder(tmp_path):
+    assert_bad_input(bl(tmp_path, *SMOKE, "--out", "nothing-here", "--resume"), "--resume")
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["run", "leaky-resnet/hamiltonian-vs-dept"], ["unknown experiment", FLAGSHIP]),
+        ([*SMOKE, "--set", "model.widht=3"], ["unknown key", "did you mean width", "depth"]),
+        ([*SMOKE, "--set", "nope=3"], ["unknown key", "valid keys", "model"]),
+        ([*SMOKE, "--set", "model.width=abc"], ["model.width", "integer"]),
+        ([*SMOKE, "--set", "model.width=-3"], ["model.width"]),
+        ([*SMOKE, "--set", "train.lam=-1"], ["train.lam"]),
+        ([*SMOKE, "--set", "model.schedule=weird"], ["model.schedule", "one of"]),
+        ([*SMOKE, "--set", "model.leak=3"], ["model.leak", "swept", "leaks"]),
+        ([*SMOKE, "--set", "novalue"], ["key=value"]),
+        (["run", FLAGSHIP, "--preset", "nope"], ["--preset", "smoke"]),
+        (["run", FLAGSHIP, "--device", "tpu"], ["--device"]),
+        (["frobnicate"], ["invalid choice"]),
+        (["run"], ["name"]),
+    ],
+    ids=[
+        "unknown-experiment",
+        "unknown-key-close",
+        "unknown-key",
+        "wrong-type",
+        "negative-width",
+        "negative-lam",
+        "unknown-schedule",
+        "swept-key",
+        "no-equals",
+        "unknown-preset",
+        "unknown-device",
+        "unknown-command",
+        "missing-name",
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, args, fragments):
+    assert_bad_input(bl(tmp_path, *args), *fragments)
+    assert not (tmp_path / "runs").exists()  # nothing was started
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_device_cuda_without_a_gpu(tmp_path):
+    assert_bad_input(bl(tmp_path, *SMOKE, "--device", "cuda", "--out", "run"), "cuda")
+
+
+def test_large_step_times_leak_warns_in_one_line(tmp_path):
+    proc = bl(
+        tmp_path,
+        *SMOKE,
+        *FAST,
+        "--set",
+        "model.depth=2",
+        "--set",
+        "leaks=4,8",
+        "--out",
+        "run",
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    warns = [ln for ln in lines if ln.startswith("warning:")]
+    assert warns and all("layer step times leak" in ln for ln in warns)
+    assert all("use more layers" in ln for ln in warns)  # the whole message on its line
+    assert "Traceback" not in proc.stderr
+
+
+def test_warnings_are_printed_on_one_line(capsys, monkeypatch):
+    """Even a warning whose message spans lines (torch emits some) takes one line."""
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)
+    cli._one_line_warnings()
+    warnings.showwarning("first line\nsecond line", UserWarning, "x.py", 1)
+    err = capsys.readouterr().err
+    assert err == "warning: first line second line\n"
