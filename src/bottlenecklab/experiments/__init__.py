@@ -1,24 +1,26 @@
 """Declarative experiments, one module per figure, grouped by paper area; a registry.
 
 Each experiment names its task, model, training, measurement, claims and figures, with
-`smoke` / `quick` / `paper` presets; `run_experiment` wires training and measurement.
+`smoke` / `quick` / `paper` presets. `run_experiment` runs its grid points through the sweep
+machinery (`bottlenecklab.sweeps`) with `run_point`, the one science run function (train +
+measure one config into a run folder); `run_sweep_spec` does the same for sweep files.
 """
 
 from bottlenecklab.experiments import leaky_resnet
+from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
+from bottlenecklab.experiments._run_point import point_result, run_point
 from bottlenecklab.experiments._runner import (
     RunRecord,
     check_resumable,
-    expand_points,
     load_run,
-    point_id,
     resolve_config,
     resolve_device,
     run_experiment,
-    run_point,
     write_json,
 )
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._sweep import run_sweep_spec, sweep_requests
 
 for _exp in leaky_resnet.EXPERIMENTS:
     register(_exp)
@@ -37,10 +39,15 @@ __all__ = [
     "get",
     "load_run",
     "point_id",
+    "point_requests",
+    "point_result",
     "register",
     "resolve_config",
     "resolve_device",
+    "run_config",
     "run_experiment",
     "run_point",
+    "run_sweep_spec",
+    "sweep_requests",
     "write_json",
 ]

@@ -11,7 +11,7 @@ __all__ = ["at_least", "at_most", "in_range", "non_decreasing", "unmeasured"]
 
 
 def _fmt(x: float) -> float | str:
-    return round(float(x), 4) if math.isfinite(x) else str(x)
+    return float(f"{float(x):.4g}") if math.isfinite(x) else str(x)
 
 
 def unmeasured(id: str, source: str, statement: str, expected: str, why: str) -> Claim:

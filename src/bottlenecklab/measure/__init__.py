@@ -1,9 +1,11 @@
-"""Diagnostics of trained networks: spectra, cost of identity, momenta, Hamiltonian.
+"""Diagnostics of trained networks: spectra, cost of identity, momenta, Hamiltonian, path
+length and Theorem 4, balancedness, minimal-norm weights, PCA of paths.
 
 `measure` takes a trained network and data and never trains. Names match `theory` for the
-same quantity (e.g. `cost_of_identity`).
+same quantity (e.g. `cost_of_identity`, `hamiltonian`, `stable_rank`).
 """
 
+from bottlenecklab.measure._balancedness import balancedness_residual
 from bottlenecklab.measure._coi import (
     coi_residual,
     cost_of_identity,
@@ -13,19 +15,38 @@ from bottlenecklab.measure._coi import (
 )
 from bottlenecklab.measure._hamiltonian import (
     LayerTable,
+    hamiltonian,
     hamiltonian_summary,
     leaky_resnet_layers,
     momenta,
 )
+from bottlenecklab.measure._nonnegativity import negative_mass
+from bottlenecklab.measure._path_bounds import (
+    momentum_bounds,
+    path_length,
+    theorem4,
+    theorem4_constant_gamma,
+)
+from bottlenecklab.measure._pca import pca_paths
+from bottlenecklab.measure._weights import min_norm_weights
 
 __all__ = [
     "LayerTable",
+    "balancedness_residual",
     "coi_residual",
     "cost_of_identity",
     "features",
+    "hamiltonian",
     "hamiltonian_summary",
     "kernel_norm_sq",
     "leaky_resnet_layers",
+    "min_norm_weights",
     "momenta",
+    "momentum_bounds",
+    "negative_mass",
+    "path_length",
+    "pca_paths",
     "stable_rank",
+    "theorem4",
+    "theorem4_constant_gamma",
 ]

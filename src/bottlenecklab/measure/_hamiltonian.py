@@ -24,7 +24,7 @@ from bottlenecklab.measure._coi import (
 )
 from bottlenecklab.tasks import data_cost
 
-__all__ = ["LayerTable", "hamiltonian_summary", "leaky_resnet_layers", "momenta"]
+__all__ = ["LayerTable", "hamiltonian", "hamiltonian_summary", "leaky_resnet_layers", "momenta"]
 
 
 def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -45,6 +45,20 @@ def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor],
     grads = torch.autograd.grad(C, path[1:])
     B = -torch.stack(grads) / lam  # [L, N, w]
     return [A.detach() for A in path], B.detach()
+
+
+def hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
+    """Per-layer Hamiltonian `H_l = (L~/2) ||B_l^T S_{l-1}||^2 - L~ <B_l, A_{l-1}>`, `[L]`
+    (paper 000, §1.5; the same quantity as `theory.hamiltonian(A_{l-1}, B_l, L~)`)."""
+    leak = float(model.leak)
+    path, B = momenta(model, X, Y, lam)
+    out = []
+    for l in range(1, len(path)):
+        BS = B[l - 1].T @ features(path[l - 1])  # [w, w+1]
+        out.append(
+            0.5 * leak * float(BS.pow(2).sum()) - leak * float((B[l - 1] * path[l - 1]).sum())
+        )
+    return np.array(out)
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bottlenecklab.experiments import RunRecord
-from bottlenecklab.report import _leaky_resnet
+from bottlenecklab.report import (
+    _leaky_resnet,
+    _leaky_resnet_discretization,
+    _leaky_resnet_theory,
+)
 
 __all__ = ["FIGURES", "write_figures"]
 
 FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "hamiltonian_vs_leak": _leaky_resnet.hamiltonian_vs_leak,
     "layer_portrait": _leaky_resnet.layer_portrait,
+    "hamiltonian_flow": _leaky_resnet_theory.hamiltonian_flow,
+    "coi_minima": _leaky_resnet_theory.coi_minima,
+    "error_vs_depth": _leaky_resnet_discretization.error_vs_depth,
+    "discretization_spectra": _leaky_resnet_discretization.discretization_spectra,
+    "pca_paths": _leaky_resnet_discretization.pca_paths,
+    "path_bounds": _leaky_resnet_discretization.path_bounds,
 }
 
 

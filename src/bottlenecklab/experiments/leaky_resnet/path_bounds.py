@@ -1,0 +1,231 @@
+"""`leaky-resnet/path-bounds` — paper 000, Fig 3 (App. B) and Theorem 4.
+
+    bottlenecklab run leaky-resnet/path-bounds --preset quick
+
+Leaky ResNets trained at several effective depths `L~`: the quantities whose boundedness
+keeps the Hamiltonian measurements stable — the path length
+`l_gamma = sum_l rho_l ||V_l||_{K+gamma I}`, `max_l ||B_l||` and `max_l ||B_l^T S_{l-1}||` —
+stay of the same size as `L~` grows (Fig 3), and both inequalities (1) of Thm 4 hold at
+every `L~`: `-(l_gamma/L~ + gamma c)^2 <= -(2/L~)H - min_l COI_gamma <= gamma c^2`, with
+the layer-dependent ridge `gamma_l = gamma0 ||K_l||_op` and `H` the median over layers
+(where `||K_l||_op` is large, near the output, this ridge makes the bounds loose), and again
+as stated, with one ridge `gamma = 1/L~` for every layer (tighter).
+The lower bound is checked in the paper's form and in the corrected form that its proof
+supports (`sqrt(gamma) c` in place of `gamma c`; see `measure.theorem4`). The per-layer
+inequality (2) is reported as the fraction of layers where it holds.
+
+Expected (quick preset): see `claims`; measured numbers and wall time in the README.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
+from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments.leaky_resnet._common import layer_measurement
+from bottlenecklab.measure import (
+    balancedness_residual,
+    momentum_bounds,
+    theorem4,
+    theorem4_constant_gamma,
+)
+from bottlenecklab.models import LeakyResNetConfig
+from bottlenecklab.tasks import TeacherConfig
+from bottlenecklab.training import PhaseConfig, TrainConfig
+
+SOURCE = "000 Fig 3"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Fig 3 at the paper's sizes (App. B): `[20, 5, 20]` MLP teacher, `w = 200`, `L = 50`.
+
+    Args:
+        leaks: effective depths `L~` of the sweep.
+        gamma0: relative ridge (`gamma_l = gamma0 ||K_l||_op`).
+        bounded_ratio: bound on max/min over the sweep of each Fig 3 quantity.
+        per_layer_fraction: required fraction of layers where Thm 4 (2) holds.
+    """
+
+    task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
+    model: LeakyResNetConfig = LeakyResNetConfig(width=200, depth=50, schedule="adaptive")
+    train: TrainConfig = TrainConfig(
+        lam=0.002,
+        phases=(PhaseConfig("adam", 20_000, 1e-3), PhaseConfig("sgd", 10_000, 1e-4)),
+    )
+    seed: int = 0
+    leaks: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0, 16.0)
+    gamma0: float = 1e-3
+    bounded_ratio: float = 3.0
+    per_layer_fraction: float = 1.0
+
+
+def measure(model, data, cfg: Config) -> Measurement:
+    """Layer table, Fig 3 quantities, both sides of Thm 4 and the Prop 10 residual."""
+    table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0)
+    leak = float(model.leak)
+    scalars.update(momentum_bounds(table))
+    scalars.update(theorem4(table, leak))
+    scalars.update(
+        theorem4_constant_gamma(model, data.x_train, data.y_train, cfg.train.lam, 1.0 / leak)
+    )
+    scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())
+    return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
+
+
+def _ratio(values: list[float]) -> float:
+    return max(values) / min(values) if min(values) > 0 else float("inf")
+
+
+def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
+    """Fig 3 boundedness and Thm 4 (1) at every `L~`, and (2) per layer."""
+    done = sorted((r for r in results if r.status == "done"), key=lambda r: r.point["model.leak"])
+    ids = (
+        "path-length-bounded",
+        "B-bounded",
+        "BS-bounded",
+        "thm4-upper",
+        "thm4-lower",
+        "thm4-lower-corrected",
+        "thm4-per-layer",
+        "thm4-constant-gamma",
+    )
+    if len(done) < len(results) or not done:
+        why = f"{len(results) - len(done)} of {len(results)} trainings diverged"
+        return [unmeasured(i, SOURCE, i, "see spec", why) for i in ids]
+    leaks = ", ".join(f"{r.point['model.leak']:g}" for r in done)
+
+    def vals(key: str) -> list[float]:
+        return [r.scalars[key] for r in done]
+
+    def listed(key: str) -> str:
+        return ", ".join(f"{v:.3g}" for v in vals(key))
+
+    out = [
+        at_most(
+            f"{name}-bounded",
+            SOURCE,
+            f"{label} stays bounded as L~ grows ({leaks}): max/min over the sweep "
+            f"(values {listed(key)})",
+            _ratio(vals(key)),
+            cfg.bounded_ratio,
+        )
+        for name, label, key in (
+            ("path-length", "the path length l_gamma", "path_length"),
+            ("B", "max_l ||B_l||", "B_max"),
+            ("BS", "max_l ||B_l^T S_(l-1)||", "BS_max"),
+        )
+    ]
+    upper_gap = [r.scalars["thm4_upper"] - r.scalars["thm4_middle"] for r in done]
+    lower_gap = [r.scalars["thm4_middle"] - r.scalars["thm4_lower"] for r in done]
+    lower_c_gap = [r.scalars["thm4_middle"] - r.scalars["thm4_lower_corrected"] for r in done]
+    middle = listed("thm4_middle")
+    out += [
+        at_least(
+            "thm4-upper",
+            "000 Thm 4",
+            "gamma c^2 - (-(2/L~)H - min COI_gamma) >= 0 at every L~: smallest over the sweep "
+            f"(middle terms {middle}; upper bounds {listed('thm4_upper')})",
+            min(upper_gap),
+            0.0,
+        ),
+        at_least(
+            "thm4-lower",
+            "000 Thm 4",
+            "(-(2/L~)H - min COI_gamma) + (l_gamma/L~ + gamma c)^2 >= 0 at every L~ (paper's "
+            f"form): smallest over the sweep (lower bounds {listed('thm4_lower')})",
+            min(lower_gap),
+            0.0,
+        ),
+        at_least(
+            "thm4-lower-corrected",
+            "000 Thm 4",
+            "the same with sqrt(gamma) c in place of gamma c (the form the proof supports): "
+            f"smallest over the sweep (lower bounds {listed('thm4_lower_corrected')})",
+            min(lower_c_gap),
+            0.0,
+        ),
+        at_least(
+            "thm4-per-layer",
+            "000 Thm 4",
+            "-L~ gamma c <= ||V_l|| - L~ sqrt(COI_gamma,l + (2/L~)H) <= 2 L~ gamma c: smallest "
+            f"fraction of layers where it holds (paper's form; corrected form: "
+            f"{listed('thm4_per_layer_frac_corrected')})",
+            min(vals("thm4_per_layer_frac")),
+            cfg.per_layer_fraction,
+        ),
+    ]
+    const_gap = [
+        min(
+            r.scalars["thm4_upper_const"] - r.scalars["thm4_middle_const"],
+            r.scalars["thm4_middle_const"] - r.scalars["thm4_lower_const"],
+        )
+        for r in done
+    ]
+    out.append(
+        at_least(
+            "thm4-constant-gamma",
+            "000 Thm 4",
+            "Thm 4 (1) as stated, with one ridge gamma = 1/L~ for all layers (paper's "
+            "suggestion) and the paper's gamma c: smallest margin of either side over the sweep "
+            f"(middle terms {listed('thm4_middle_const')}; upper {listed('thm4_upper_const')}; "
+            f"lower {listed('thm4_lower_const')})",
+            min(const_gap),
+            0.0,
+        )
+    )
+    return out
+
+
+PRESETS = {
+    # Seconds: tiny teacher and net, two leaks.
+    "smoke": {
+        "task.dims": (6, 2, 6),
+        "task.hidden": 16,
+        "task.n_train": 48,
+        "task.n_test": 48,
+        "model.width": 8,
+        "model.depth": 6,
+        "leaks": (1.0, 2.0),
+        "train.phases": (
+            {"optimizer": "adam", "steps": 40, "lr": 1e-2},
+            {"optimizer": "lbfgs", "steps": 10, "lr": 1.0},
+        ),
+        "train.log_every": 10,
+        "train.checkpoint_every": 20,
+    },
+    # Minutes on 2 cores: the flagship's quick recipe (spec "Numerical notes") at three
+    # effective depths, with shorter Adam and L-BFGS phases (three trainings).
+    "quick": {
+        "task.dims": (10, 3, 10),
+        "task.n_train": 300,
+        "task.n_test": 300,
+        "model.width": 50,
+        "model.depth": 30,
+        "train.lam": 0.02,
+        "train.dtype": "float64",
+        "leaks": (4.0, 8.0, 16.0),
+        "train.phases": (
+            {"optimizer": "adam", "steps": 1000, "lr": 3e-3, "schedule": "cosine"},
+            {"optimizer": "lbfgs", "steps": 800, "lr": 1.0},
+        ),
+        "train.log_every": 100,
+        "train.checkpoint_every": 500,
+    },
+    # The paper's sizes and schedule (App. B): the base config.
+    "paper": {},
+}
+
+EXPERIMENT = Experiment(
+    name="leaky-resnet/path-bounds",
+    source=SOURCE,
+    title="Path length, max||B||, max||B^T S|| stay bounded in L~; Theorem 4 holds",
+    config=Config(),
+    presets=PRESETS,
+    grid={"model.leak": "leaks"},
+    measure=measure,
+    claims=claims,
+    figures=("path_bounds", "layer_portrait"),
+    doc=__doc__ or "",
+)
