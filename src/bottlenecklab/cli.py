@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--resume", action="store_true", help="continue the run in --out (or latest)")
     r.add_argument("--strict", action="store_true", help="exit 1 when a claim fails")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_execution(r, executor=False)
+    _add_execution(r, executor=False, jobs_default=None)
 
     rp = sub.add_parser("reproduce", help="run every (or --only GLOB) experiment and a report")
     rp.add_argument("--preset", default="quick")
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--device", default="auto")
     rp.add_argument("--strict", action="store_true")
     rp.add_argument("--quiet", action="store_true")
-    _add_execution(rp, executor=True)
+    _add_execution(rp, executor=True, jobs_default=None)
 
     sw = sub.add_parser("sweep", help="run a sweep file (grid x seeds) into a run store")
     sw.add_argument("spec", type=Path, metavar="SPEC_FILE")
@@ -89,7 +89,12 @@ def _add_execution(
             "--address", default="auto", help="ray: HOST:PORT of a cluster, or auto (default)"
         )
         p.add_argument("--gpus-per-run", type=float, default=None, help="ray: GPUs per run")
-    p.add_argument("--jobs", type=int, default=jobs_default, help="local: runs at once (processes)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=jobs_default,
+        help="local: runs at once (processes; default: one per core, at most one per run)",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch threads per run (default 1)")
 
 
@@ -100,6 +105,15 @@ def _device(args, device: str) -> str:
     if getattr(args, "executor", "local") == "ray" and device == "auto":
         return device
     return resolve_device(device)
+
+
+def _auto_jobs(args, runs: int, threads: int) -> int:
+    """`--jobs`, or one job per core (each of `threads` threads), at most one per run."""
+    import os
+
+    if args.jobs is not None:
+        return args.jobs
+    return max(1, min(runs, (os.cpu_count() or 1) // max(threads, 1)))
 
 
 def _make_executor(args, *, jobs: int | None = None, threads: int = 1, gpus: float = 0.0):
@@ -189,7 +203,11 @@ def _run(args) -> int:
         if (out / "config.json").exists():
             raise BadInput(f"{out} already holds a run: use --resume or another --out")
     resume = "strict" if args.resume else False
-    executor = _make_executor(args, threads=args.threads or 1)
+    from bottlenecklab.experiments import expand_points
+
+    threads = args.threads or 1
+    jobs = _auto_jobs(args, len(expand_points(exp, cfg)), threads)
+    executor = _make_executor(args, jobs=jobs, threads=threads)
     record = _execute(
         exp, cfg, out, preset, overrides, device, resume, args.quiet, executor, args.threads or 1
     )
@@ -262,7 +280,8 @@ def _reproduce(args) -> int:
 
     device = _device(args, args.device)
     threads = args.threads or 1
-    executor = _make_executor(args, threads=threads, gpus=args.gpus_per_run or 0.0)
+    jobs = _auto_jobs(args, 10**6, threads)  # experiments have several points each
+    executor = _make_executor(args, jobs=jobs, threads=threads, gpus=args.gpus_per_run or 0.0)
     names = sorted(n for n in EXPERIMENTS if fnmatch.fnmatch(n, args.only))
     if not names:
         raise BadInput(f"--only {args.only!r} matches no experiment; see `bottlenecklab list`")

@@ -231,3 +231,13 @@ def test_fixed_schedules_never_adapt(schedule):
 def test_config_rejects_out_of_range(field, value):
     with pytest.raises(ConfigError, match=field):
         LeakyResNetConfig(**{field: value})
+
+
+@pytest.mark.parametrize("leak", [0.5, 4.0])
+def test_fixed_point_noise_is_relative_to_the_leak(leak):
+    cfg = LeakyResNetConfig(width=60, depth=8, leak=leak, init="fixed_point", init_scale=0.1)
+    W = cfg.build(3, 3, seed=0, dtype=torch.float64).weights.detach()
+    noise = W.clone()
+    noise[:, :, :60] -= leak * torch.eye(60, dtype=torch.float64)
+    expected = 0.1 * leak / (61**0.5)
+    assert abs(float(noise.std()) / expected - 1) < 0.02

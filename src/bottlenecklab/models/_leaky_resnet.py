@@ -37,8 +37,9 @@ class LeakyResNetConfig:
         init: `fixed_point` starts at `W_l = L~ [I, 0]` plus noise (non-negative
             representations are then a fixed point of every layer, so the signal survives a
             large leak; spec "Numerical notes"), `random` at `N(0, init_scale^2/(w+1))`.
-        init_scale: std of the noise (`fixed_point`) or of the weights (`random`), in units of
-            `1/sqrt(w+1)`.
+        init_scale: `random`: std of the weights in units of `1/sqrt(w+1)`; `fixed_point`:
+            std of the noise in units of `L~/sqrt(w+1)`, i.e. relative to the diagonal
+            `L~ I` (operator norm of the noise ~ `2 init_scale L~`; `L~ = 0` uses 1).
     """
 
     width: int = 200
@@ -108,6 +109,8 @@ class LeakyResNet(nn.Module):
         pin = _orthonormal(w, d_in, gen)
         pout = _orthonormal(d_out, w, gen)
         scale = cfg.init_scale / math.sqrt(w + 1)
+        if cfg.init == "fixed_point" and cfg.leak > 0:
+            scale *= cfg.leak  # noise relative to the fixed point L~ [I, 0]
         noise = scale * torch.randn(L, w, w + 1, generator=gen, dtype=torch.float64)
         if cfg.init == "fixed_point":
             base = torch.zeros(L, w, w + 1, dtype=torch.float64)

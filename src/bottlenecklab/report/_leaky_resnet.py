@@ -43,7 +43,7 @@ def hamiltonian_vs_leak(record: RunRecord, folder: Path) -> list[Path]:
     ax.set_ylabel("rank estimate")
     top = max(float(np.nanmax(coi)), k or 0) + 1
     ax.set_ylim(min(-0.5, float(np.nanmin([r.scalars["rank_H_min"] for r in pts])) - 0.5), top)
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc="lower right")
     ax.set_title(f"{record.name} ({record.meta.get('preset', '')})")
     path = folder / "hamiltonian_vs_leak.png"
     save(fig, path)

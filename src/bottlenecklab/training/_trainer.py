@@ -47,19 +47,35 @@ def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
         return torch.optim.Adam(params, lr=lr)
     if phase.optimizer == "sgd":
         return torch.optim.SGD(params, lr=lr, momentum=phase.momentum)
+    # One `step()` runs a chunk of iterations (up to the next log or checkpoint), so the
+    # closure is not re-evaluated at the start of every iteration; `_lbfgs_chunk` sets
+    # max_iter / max_eval per call.
     return torch.optim.LBFGS(
         params,
         lr=lr,
         max_iter=1,
-        # torch's default max_eval = 1.25 * max_iter caps the strong-Wolfe line search at
-        # ~1 evaluation when max_iter = 1: a rejected first trial then returns t = 0 and
-        # L-BFGS stalls for good. Allow the line search its usual 25 trials.
         max_eval=1 + 25,
         history_size=phase.history,
         line_search_fn="strong_wolfe",
         tolerance_grad=0.0,
         tolerance_change=0.0,
     )
+
+
+def _lbfgs_chunk(opt: torch.optim.LBFGS, closure, iters: int) -> tuple[torch.Tensor, int]:
+    """Run up to `iters` L-BFGS iterations in one `step()`; returns (loss, iterations done).
+
+    `max_eval` leaves every strong-Wolfe line search its usual 25 trials even for small
+    chunks (torch's default `1.25 * max_iter` would cut a 1-iteration search after one
+    trial, after which L-BFGS stalls for good).
+    """
+    group = opt.param_groups[0]
+    group["max_iter"] = iters
+    group["max_eval"] = max(int(1.25 * iters), iters + 25)
+    state = opt.state[group["params"][0]]
+    before = state.get("n_iter", 0)
+    loss = opt.step(closure)
+    return loss, opt.state[group["params"][0]].get("n_iter", 0) - before
 
 
 def _lr_at(phase: PhaseConfig, base: float, t: int) -> float:
@@ -163,6 +179,7 @@ def train(
             lr = _lr_at(phase, base_lr, t)
             for g in opt.param_groups:
                 g["lr"] = lr
+            done = 1
             if phase.optimizer == "lbfgs":
 
                 def closure(opt=opt) -> torch.Tensor:
@@ -171,7 +188,14 @@ def train(
                     loss.backward()
                     return loss
 
-                loss = opt.step(closure)
+                chunk = min(
+                    phase.steps - t,
+                    cfg.log_every - result.steps % cfg.log_every,
+                    cfg.checkpoint_every - result.steps % cfg.checkpoint_every,
+                )
+                loss, done = _lbfgs_chunk(opt, closure, chunk)
+                if done < chunk:  # no progress possible (zero step): the phase is over
+                    done = phase.steps - t
             else:
                 if model.adapt_every and t % model.adapt_every == 0:
                     model.adapt(X)
@@ -179,10 +203,10 @@ def train(
                 loss = loss_parts()[0]
                 loss.backward()
                 opt.step()
-            t += 1
-            result.steps += 1
-            bar.update(1)
-            value = float(loss.detach())  # the loss *before* this step
+            t += done
+            result.steps += done
+            bar.update(done)
+            value = float(loss.detach())  # the loss *before* this step (chunk)
             last = t == phase.steps and phase_i == len(cfg.phases) - 1
             if math.isfinite(value) and (result.steps % cfg.log_every == 0 or last):
                 row = _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0)

