@@ -1,4 +1,9 @@
-"""The local executor: 1 job vs 2 jobs on the same 6 runs (one torch thread per run)."""
+"""The local executor: 1 job vs 2 jobs on the same 4 runs (one torch thread per run).
+
+Runs are quick-size (the flagship's quick network, N = 300, w = 40, L = 30, float64,
+1500 Adam steps: ~10 s each), so that starting a worker process (importing torch, ~3 s)
+is paid once per worker, as in a real sweep, and does not dominate.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +14,18 @@ from benchmarks._common import load, timed
 from bottlenecklab.experiments import get, point_requests, resolve_config, run_point
 from bottlenecklab.sweeps import LocalExecutor, Settings, run_sweep
 
-RUNS = 6
+RUNS = 4
 
 
 def _requests():
     exp = get("leaky-resnet/hamiltonian-vs-depth")
     cfg = resolve_config(
         exp,
-        "smoke",
+        "quick",
         {
-            "task.n_train": 200,
-            "model.width": 24,
-            "model.depth": 12,
-            "train.phases": ({"optimizer": "adam", "steps": 500, "lr": 1e-2},),
-            "train.checkpoint_every": 400,
+            "leaks": (6.0, 12.0),
+            "train.phases": ({"optimizer": "adam", "steps": 1500, "lr": 1e-3},),
+            "train.checkpoint_every": 500,
         },
     )
     reqs = []

@@ -10,13 +10,10 @@ import json
 import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 import torch
-
-from bottlenecklab import cli
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
 SMOKE = ["run", FLAGSHIP, "--preset", "smoke", "--quiet"]
@@ -178,12 +175,3 @@ def test_large_step_times_leak_warns_in_one_line(tmp_path):
     assert warns and all("layer step times leak" in ln for ln in warns)
     assert all("use more layers" in ln for ln in warns)  # the whole message on its line
     assert "Traceback" not in proc.stderr
-
-
-def test_warnings_are_printed_on_one_line(capsys, monkeypatch):
-    """Even a warning whose message spans lines (torch emits some) takes one line."""
-    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)
-    cli._one_line_warnings()
-    warnings.showwarning("first line\nsecond line", UserWarning, "x.py", 1)
-    err = capsys.readouterr().err
-    assert err == "warning: first line second line\n"

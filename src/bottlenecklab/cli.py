@@ -10,9 +10,9 @@ import datetime as _dt
 import fnmatch
 import json
 import sys
-import warnings
 from pathlib import Path
 
+from bottlenecklab._console import one_line_warnings
 from bottlenecklab.config import ConfigError, parse_assignment, to_dict
 
 EXIT_BAD_INPUT = 2
@@ -30,13 +30,6 @@ class _Parser(argparse.ArgumentParser):
 
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def _one_line_warnings() -> None:
-    def show(message, category, filename, lineno, file=None, line=None):
-        _say("warning: " + " ".join(str(message).split()))  # one line, even for torch's
-
-    warnings.showwarning = show
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,7 +129,7 @@ def _make_executor(args, *, jobs: int | None = None, threads: int = 1, gpus: flo
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    _one_line_warnings()
+    one_line_warnings()
     try:
         args = build_parser().parse_args(argv)
         return {

@@ -19,7 +19,6 @@ from bottlenecklab.experiments import (
     resolve_device,
     run_experiment,
 )
-from bottlenecklab.report import render_run
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
 CLAIM_FIELDS = {"id", "source", "statement", "expected", "measured", "passed"}
@@ -34,15 +33,10 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
     }
 
 
-@pytest.fixture(scope="module", params=sorted(EXPERIMENTS))
-def smoke_run(request, tmp_path_factory):
+@pytest.fixture(params=sorted(EXPERIMENTS))
+def smoke_run(request, smoke_record):
     """`(experiment, config, out, record)` of a smoke run with its summary rendered."""
-    exp = get(request.param)
-    cfg = resolve_config(exp, "smoke")
-    out = tmp_path_factory.mktemp(exp.name.replace("/", "_")) / "run"
-    record = run_experiment(exp, cfg, out, preset="smoke", progress=False)
-    render_run(record)
-    return exp, cfg, out, record
+    return smoke_record(request.param)
 
 
 def test_smoke_run_writes_the_run_files(smoke_run):

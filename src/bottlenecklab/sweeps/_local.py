@@ -9,12 +9,19 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from bottlenecklab._console import one_line_warnings
 from bottlenecklab.sweeps._execute import set_threads
 from bottlenecklab.sweeps._store import FAILED, RunRequest
 
 __all__ = ["LocalExecutor"]
 
 Job = Callable[[RunRequest], str]
+
+
+def _init_worker(threads: int) -> None:
+    """A pool worker: its thread count, and warnings on one line as in the driver."""
+    set_threads(threads)
+    one_line_warnings()
 
 
 class LocalExecutor:
@@ -57,7 +64,7 @@ class LocalExecutor:
             pool = ProcessPoolExecutor(
                 max_workers=min(self.jobs, len(pending)),
                 mp_context=ctx,
-                initializer=set_threads,
+                initializer=_init_worker,
                 initargs=(self.threads,),
             )
             futures: dict[Future[str], RunRequest] = {pool.submit(job, r): r for r in pending}
