@@ -8,6 +8,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from bottlenecklab.experiments import (  # noqa: E402
+    EXPERIMENTS,
     get,
     point_requests,
     resolve_config,
@@ -62,12 +63,18 @@ def test_poison_run_fails_others_finish_and_rerun_trains_nothing(tmp_path):
 
 def _comparable(rows):
     """Summary rows without what legitimately differs between executors (host, times)."""
-    drop = ("meta.", "info.wall_s", "metric.measure_s")
+    # wall-clock measurements: run time, measuring time, the adaptive-step overhead ratio
+    drop = ("meta.", "info.wall_s", "metric.measure_s", "metric.adapt_overhead")
     return [{k: v for k, v in r.items() if not k.startswith(drop)} for r in rows]
 
 
-def test_grid_experiment_gives_identical_summaries_on_local_and_ray(tmp_path):
-    exp = get(EXP)
+GRID_EXPERIMENTS = sorted(n for n, e in EXPERIMENTS.items() if e.grid)
+TIMED_CLAIMS = ("adaptive-overhead",)  # judged on wall-clock time: differs run to run
+
+
+@pytest.mark.parametrize("name", GRID_EXPERIMENTS)
+def test_grid_experiment_gives_identical_summaries_on_local_and_ray(tmp_path, name):
+    exp = get(name)
     cfg = resolve_config(exp, "smoke")
     outs = {}
     for name, executor in [
@@ -77,7 +84,7 @@ def test_grid_experiment_gives_identical_summaries_on_local_and_ray(tmp_path):
     ]:
         out = tmp_path / name
         record = run_experiment(exp, cfg, out, preset="smoke", executor=executor, progress=False)
-        assert all(p.status == "done" for p in record.points) and len(record.points) == 2
+        assert all(p.status == "done" for p in record.points) and len(record.points) >= 1
         outs[name] = out
     ref = _comparable(read_rows(outs["local1"] / "summary.parquet"))
     for name in ("local2", "ray"):
@@ -86,7 +93,10 @@ def test_grid_experiment_gives_identical_summaries_on_local_and_ray(tmp_path):
             outs["local1"] / "spectra.parquet"
         )
         claims = json.loads((outs[name] / "claims.json").read_text())
-        assert claims == json.loads((outs["local1"] / "claims.json").read_text())
+        ref_claims = json.loads((outs["local1"] / "claims.json").read_text())
+        assert [c for c in claims if c["id"] not in TIMED_CLAIMS] == [
+            c for c in ref_claims if c["id"] not in TIMED_CLAIMS
+        ]
 
 
 def test_killed_training_is_retried_and_resumes_to_the_same_result(tmp_path):
