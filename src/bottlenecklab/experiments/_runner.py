@@ -16,9 +16,7 @@ import csv
 import dataclasses
 import datetime as _dt
 import json
-import os
 import platform
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +42,7 @@ from bottlenecklab.sweeps import (
     read_rows,
     run_sweep,
 )
+from bottlenecklab.sweeps import write_json as store_write_json
 from bottlenecklab.training import CheckpointError, load_checkpoint
 
 __all__ = [
@@ -76,12 +75,7 @@ class RunRecord:
 
 def write_json(path: Path, obj: Any) -> None:
     """Write JSON atomically (temp file, then rename); dataclasses, paths, arrays allowed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2, default=_json_default)
-        f.write("\n")
-    os.replace(tmp, path)
+    store_write_json(path, obj, default=_json_default)
 
 
 def _json_default(o: Any) -> Any:

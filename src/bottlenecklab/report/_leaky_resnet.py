@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments import PointResult, RunRecord
 from bottlenecklab.report._style import plt, save
 
-__all__ = ["hamiltonian_vs_leak", "layer_portrait"]
+__all__ = ["hamiltonian_vs_leak", "layer_portrait", "plot_weight_spectra"]
 
 
 def _done(record: RunRecord):
@@ -50,6 +50,20 @@ def hamiltonian_vs_leak(record: RunRecord, folder: Path) -> list[Path]:
     return [path]
 
 
+def plot_weight_spectra(ax, r: PointResult) -> None:
+    """Top singular values of `W_l` over `p` (one line per rank), grey lines at every `p_l`."""
+    p = np.array([row["p"] for row in r.layers])
+    sv: dict[int, dict[int, float]] = {}
+    for s in r.spectra:
+        if s["matrix"] == "W":
+            sv.setdefault(s["index"], {})[s["layer"]] = s["value"]
+    for i in sorted(sv):
+        layers = sorted(sv[i])
+        ax.plot(p[np.array(layers) - 1], [sv[i][l] for l in layers], lw=1)
+    for x in p:
+        ax.axvline(x, color="0.85", lw=0.5, zorder=0)
+
+
 def layer_portrait(record: RunRecord, folder: Path, columns: int = 3) -> list[Path]:
     """Fig 1b-d: top-10 singular values of `W_l` vs `p` (grey lines at `p_l`) above the
     rescaled energies vs `p`, for up to `columns` trained networks."""
@@ -65,15 +79,7 @@ def layer_portrait(record: RunRecord, folder: Path, columns: int = 3) -> list[Pa
         leak = r.point["model.leak"]
         p = np.array([row["p"] for row in r.layers])
         top, bot = axes[0, j], axes[1, j]
-        sv = {}
-        for s in r.spectra:
-            if s["matrix"] == "W":
-                sv.setdefault(s["index"], {})[s["layer"]] = s["value"]
-        for i in sorted(sv):
-            layers = sorted(sv[i])
-            top.plot(p[np.array(layers) - 1], [sv[i][l] for l in layers], lw=1)
-        for x in p:
-            top.axvline(x, color="0.85", lw=0.5, zorder=0)
+        plot_weight_spectra(top, r)
         top.set_title(rf"$\tilde L = {leak:g}$")
         top.set_ylabel(r"singular values of $W_\ell$" if j == 0 else "")
         col = {k: np.array([row[k] for row in r.layers]) for k in r.layers[0]}

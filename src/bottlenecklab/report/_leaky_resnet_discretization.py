@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from bottlenecklab.experiments import PointResult, RunRecord
+from bottlenecklab.report._leaky_resnet import plot_weight_spectra
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["discretization_spectra", "error_vs_depth", "path_bounds", "pca_paths"]
@@ -65,16 +64,7 @@ def discretization_spectra(record: RunRecord, folder: Path) -> list[Path]:
         return []
     fig, axes = plt.subplots(1, len(sel), figsize=(3.2 * len(sel), 2.8), squeeze=False)
     for ax, r in zip(axes[0], sel):
-        p = np.array([row["p"] for row in r.layers])
-        sv: dict[int, dict[int, float]] = {}
-        for s in r.spectra:
-            if s["matrix"] == "W":
-                sv.setdefault(s["index"], {})[s["layer"]] = s["value"]
-        for i in sorted(sv):
-            layers = sorted(sv[i])
-            ax.plot(p[np.array(layers) - 1], [sv[i][l] for l in layers], lw=1)
-        for x in p:
-            ax.axvline(x, color="0.8", lw=0.6, zorder=0)
+        plot_weight_spectra(ax, r)
         ax.set_title(f"{r.point['model.schedule']}, $L = {r.point['model.depth']}$")
         ax.set_xlabel("depth $p$")
     axes[0, 0].set_ylabel(r"singular values of $W_\ell$")

@@ -22,6 +22,7 @@ from bottlenecklab.sweeps._store import (
     RunRequest,
     RunResult,
     RunStore,
+    write_json,
 )
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "read_rows",
     "run_sweep",
     "to_table",
+    "write_json",
 ]
 
 

@@ -127,12 +127,15 @@ class RunContext:
     progress: bool | None = False
 
 
-def write_json(path: Path, obj: Any) -> None:
-    """Write JSON atomically (temporary file in the same folder, then rename)."""
+def write_json(path: Path, obj: Any, default: Any = str) -> None:
+    """Write JSON atomically (temporary file in the same folder, then rename).
+
+    `default` turns what JSON cannot hold into something it can (as in `json.dump`).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2, default=str)
+        json.dump(obj, f, indent=2, default=default)
         f.write("\n")
     os.replace(tmp, path)
 
