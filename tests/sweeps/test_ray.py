@@ -33,7 +33,14 @@ EXP = "leaky-resnet/hamiltonian-vs-depth"
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    # address="local": a private 2-CPU cluster, even if another is running on this machine
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.ERROR,
+    )
     yield
     ray.shutdown()
 

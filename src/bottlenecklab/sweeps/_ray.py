@@ -67,10 +67,12 @@ class RayExecutor:
                 include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
             )
             if self.address in (None, "", "auto"):
-                kwargs["num_cpus"] = self.num_cpus
+                try:  # join a cluster already running on this machine ...
+                    ray.init(address="auto", **kwargs)
+                except ConnectionError:  # ... or start a private local one
+                    ray.init(address="local", num_cpus=self.num_cpus, **kwargs)
             else:
-                kwargs["address"] = self.address
-            ray.init(**kwargs)
+                ray.init(address=self.address, **kwargs)
             self._started = True
         return ray
 
