@@ -348,3 +348,23 @@ def test_phase_config_rejects_out_of_range(kw):
 def test_total_steps():
     cfg = TrainConfig(phases=(PhaseConfig("adam", 3), PhaseConfig("sgd", 4)))
     assert cfg.total_steps == 7
+
+
+def test_lbfgs_iterates_do_not_depend_on_the_logging_interval(tiny_data):
+    """L-BFGS runs in chunks between logs; the chunking must not change the result."""
+
+    finals = []
+    for log_every in (3, 100):
+        net = LeakyResNetConfig(width=6, depth=4, leak=1.0).build(
+            tiny_data.d_in, tiny_data.d_out, seed=0, dtype=torch.float64
+        )
+        cfg = TrainConfig(
+            lam=0.01,
+            dtype="float64",
+            phases=(PhaseConfig("lbfgs", 200, 1.0),),
+            log_every=log_every,
+            checkpoint_every=1000,
+        )
+        train(net, tiny_data, cfg, progress=False)
+        finals.append(net.weights.detach().clone())
+    assert torch.allclose(finals[0], finals[1], rtol=0, atol=1e-10)

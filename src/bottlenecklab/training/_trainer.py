@@ -65,13 +65,15 @@ def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
 def _lbfgs_chunk(opt: torch.optim.LBFGS, closure, iters: int) -> tuple[torch.Tensor, int]:
     """Run up to `iters` L-BFGS iterations in one `step()`; returns (loss, iterations done).
 
-    `max_eval` leaves every strong-Wolfe line search its usual 25 trials even for small
-    chunks (torch's default `1.25 * max_iter` would cut a 1-iteration search after one
-    trial, after which L-BFGS stalls for good).
+    `max_eval` leaves every strong-Wolfe line search its full 25 trials, so a chunk ends
+    after `iters` iterations whatever their cost: the iterates then do not depend on where
+    the chunks end (logging or checkpoint intervals). torch's default `1.25 * max_iter`
+    would cut a chunk short, and a 1-iteration search after one trial, after which L-BFGS
+    stalls for good.
     """
     group = opt.param_groups[0]
     group["max_iter"] = iters
-    group["max_eval"] = max(int(1.25 * iters), iters + 25)
+    group["max_eval"] = 25 * iters + 1
     state = opt.state[group["params"][0]]
     before = state.get("n_iter", 0)
     loss = opt.step(closure)
@@ -194,7 +196,7 @@ def train(
                     cfg.checkpoint_every - result.steps % cfg.checkpoint_every,
                 )
                 loss, done = _lbfgs_chunk(opt, closure, chunk)
-                if done < chunk:  # no progress possible (zero step): the phase is over
+                if done == 0:  # a zero step: L-BFGS cannot move, the phase is over
                     done = phase.steps - t
             else:
                 if model.adapt_every and t % model.adapt_every == 0:
