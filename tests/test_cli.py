@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from bottlenecklab import cli
+
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
 SMOKE = ["run", FLAGSHIP, "--preset", "smoke", "--quiet"]
 FAST = ["--set", "train.phases.0.steps=4", "--set", "train.phases.1.steps=2"]
@@ -175,3 +177,11 @@ def test_large_step_times_leak_warns_in_one_line(tmp_path):
     assert warns and all("layer step times leak" in ln for ln in warns)
     assert all("use more layers" in ln for ln in warns)  # the whole message on its line
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("option", ["--jobs", "--threads"])
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_jobs_and_threads_must_be_positive(option, value, capsys):
+    assert cli.main(["run", "leaky-resnet/hamiltonian-vs-depth", option, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and option in err[0] and "positive integer" in err[0]

@@ -32,6 +32,16 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expects a positive integer, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     p = _Parser(prog="bottlenecklab", description=__doc__.splitlines()[0])
@@ -84,11 +94,13 @@ def _add_execution(
         p.add_argument("--gpus-per-run", type=float, default=None, help="ray: GPUs per run")
     p.add_argument(
         "--jobs",
-        type=int,
+        type=_positive_int,
         default=jobs_default,
         help="local: runs at once (processes; default: one per core, at most one per run)",
     )
-    p.add_argument("--threads", type=int, default=None, help="torch threads per run (default 1)")
+    p.add_argument(
+        "--threads", type=_positive_int, default=None, help="torch threads per run (default 1)"
+    )
 
 
 def _device(args, device: str) -> str:
