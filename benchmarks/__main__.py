@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from benchmarks import ensemble, executor, naive
+from benchmarks import ensemble, executor, naive, stack
 
-BENCHMARKS = {"ensemble": ensemble.main, "executor": executor.main, "naive": naive.main}
+BENCHMARKS = {
+    "ensemble": ensemble.main,
+    "executor": executor.main,
+    "naive": naive.main,
+    "stack": stack.main,
+}
 
 
 def main(argv: list[str]) -> int:

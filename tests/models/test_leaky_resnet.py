@@ -241,3 +241,16 @@ def test_fixed_point_noise_is_relative_to_the_leak(leak):
     noise[:, :, :60] -= leak * torch.eye(60, dtype=torch.float64)
     expected = 0.1 * leak / (61**0.5)
     assert abs(float(noise.std()) / expected - 1) < 0.02
+
+
+@pytest.mark.parametrize("damping", [1.0, 0.3])
+def test_adapt_equals_the_update_from_the_whole_path(damping):
+    """The one-pass `adapt` gives `adaptive_steps(forward_path(X))` (float64)."""
+    from bottlenecklab.models import adaptive_steps
+
+    net = _net(schedule="adaptive", init="random", leak=0.5, adaptive_damping=damping)
+    net = net.to(torch.float64)
+    X = _x().to(torch.float64)
+    expected = adaptive_steps(net.forward_path(X), net.rho, damping)
+    net.adapt(X)
+    torch.testing.assert_close(net.rho, expected, rtol=1e-12, atol=1e-14)

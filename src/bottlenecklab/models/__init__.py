@@ -6,7 +6,7 @@ Both expose `forward_path` (per-layer representations for the measurements),
 
 from bottlenecklab.models._fcnn import FCNN, FCNNConfig, leaky_relu
 from bottlenecklab.models._leaky_resnet import LeakyResNet, LeakyResNetConfig, sigma
-from bottlenecklab.models._schedules import adaptive_steps, layer_steps
+from bottlenecklab.models._schedules import adaptive_steps, adaptive_steps_from_norms, layer_steps
 
 __all__ = [
     "FCNN",
@@ -14,6 +14,7 @@ __all__ = [
     "LeakyResNet",
     "LeakyResNetConfig",
     "adaptive_steps",
+    "adaptive_steps_from_norms",
     "layer_steps",
     "leaky_relu",
     "sigma",

@@ -94,6 +94,7 @@ class FCNN(nn.Module):
         return self.cfg.depth
 
     adapt_every = 0
+    stackable = True  # forward/regularization accept stacked members (`train_ensemble`)
 
     def act(self, x: torch.Tensor) -> torch.Tensor:
         """The nonlinearity `sigma_a` (identity for a deep linear network)."""
@@ -102,11 +103,18 @@ class FCNN(nn.Module):
         return leaky_relu(x, self.cfg.slope)
 
     def forward_path(self, X: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-        """Pre-activations `[a~_1..a~_L]` and activations `[a_0 = X, a_1..a_{L-1}]`."""
+        """Pre-activations `[a~_1..a~_L]` and activations `[a_0 = X, a_1..a_{L-1}]`.
+
+        `X` `[N, d_in]`; or `[E, N, d_in]` with every parameter stacked `[E, ...]` (an
+        ensemble through `torch.func.functional_call`).
+        """
         pre, post = [], [X]
         a = X
         for l, (W, b) in enumerate(zip(self.weights, self.biases)):
-            z = torch.addmm(self.cfg.bias_scale * b, a, W.T)  # [N, n_l]
+            if a.dim() == 2:
+                z = torch.addmm(self.cfg.bias_scale * b, a, W.T)  # [N, n_l]
+            else:  # stacked members: [E, N, n_l]
+                z = torch.baddbmm(self.cfg.bias_scale * b.unsqueeze(-2), a, W.mT)
             pre.append(z)
             if l < self.cfg.depth - 1:
                 a = self.act(z)
@@ -119,7 +127,9 @@ class FCNN(nn.Module):
 
     def param_norm_sq(self) -> torch.Tensor:
         """`||theta||^2 = sum_l ||W_l||_F^2 + ||b_l||^2` (biases included)."""
-        return sum(W.pow(2).sum() + b.pow(2).sum() for W, b in zip(self.weights, self.biases))
+        return sum(
+            W.pow(2).sum(dim=(-2, -1)) + b.pow(2).sum(-1) for W, b in zip(self.weights, self.biases)
+        )
 
     def regularization(self, lam: float) -> torch.Tensor:
         """`lam ||theta||^2` (paper 001, Eq. 1; paper 004)."""

@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from bottlenecklab.config import ConfigError
-from bottlenecklab.models._schedules import adaptive_steps, layer_steps
+from bottlenecklab.models._leaky_stack import leaky_resnet_stack
+from bottlenecklab.models._schedules import adaptive_steps_from_norms, layer_steps
 
 __all__ = ["LeakyResNet", "LeakyResNetConfig", "sigma"]
 
@@ -93,6 +94,8 @@ class LeakyResNet(nn.Module):
     `pout` `[d_out, w]` (buffers when the lift is fixed). `rho` `[L]` is a buffer.
     """
 
+    stackable = True  # forward/regularization accept stacked members (`train_ensemble`)
+
     def __init__(
         self,
         cfg: LeakyResNetConfig,
@@ -159,7 +162,11 @@ class LeakyResNet(nn.Module):
             )
 
     def forward_path(self, X: torch.Tensor) -> list[torch.Tensor]:
-        """All representations `[A_0, ..., A_L]`, each `[N, w]`, for inputs `X` `[N, d_in]`."""
+        """All representations `[A_0, ..., A_L]`, each `[N, w]`, for inputs `X` `[N, d_in]`.
+
+        The plain autograd loop (differentiable to any order, e.g. for the momenta of
+        `measure`); `forward` computes `A_L` with the fused stack instead.
+        """
         A = X @ self.pin.T  # [N, w]
         path = [A]
         leak = self.leak_t
@@ -173,24 +180,52 @@ class LeakyResNet(nn.Module):
         return path
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
-        """Outputs `Y_hat = A_L Pout^T`, `[N, d_out]`."""
-        return self.forward_path(X)[-1] @ self.pout.T
+        """Outputs `Y_hat = A_L Pout^T`, `[N, d_out]`, through the fused layer stack.
 
-    def regularization(self, lam: float) -> torch.Tensor:
+        Stacked members work too (`train_ensemble`): with every parameter and buffer given
+        a leading member axis `[E, ...]` (`torch.func.functional_call`), `X` `[E, N, d_in]`
+        gives `[E, N, d_out]`.
+        """
+        A0 = X @ self.pin.mT  # [..., N, w]
+        return leaky_resnet_stack(A0, self.weights, self.rho, self.leak_t) @ self.pout.mT
+
+    def regularization(self, lam: float | torch.Tensor) -> torch.Tensor:
         """`(lam / (2 L~)) sum_l rho_l ||W_l||_F^2` (paper 000, Eq. 2); `lam/2` when `L~ = 0`.
 
-        A learned lift adds `(lam/2)(||Pin||^2 + ||Pout||^2)`.
+        A learned lift adds `(lam/2)(||Pin||^2 + ||Pout||^2)`. A scalar; `[E]` for stacked
+        members with `lam` `[E]`.
         """
         coef = lam / (2 * self.leak_t) if self.cfg.leak > 0 else lam / 2
-        per_layer = self.weights.pow(2).sum(dim=(1, 2))  # [L]
-        reg = coef * (self.rho * per_layer).sum()
+        per_layer = self.weights.pow(2).sum(dim=(-2, -1))  # [..., L]
+        reg = coef * (self.rho * per_layer).sum(-1)
         if self.cfg.lift == "learned":
-            reg = reg + (lam / 2) * (self.pin.pow(2).sum() + self.pout.pow(2).sum())
+            lift = self.pin.pow(2).sum(dim=(-2, -1)) + self.pout.pow(2).sum(dim=(-2, -1))
+            reg = reg + (lam / 2) * lift
         return reg
 
     @torch.no_grad()
     def adapt(self, X: torch.Tensor) -> None:
-        """Adaptive layer-step update from the representations of `X` (spec: `adaptive`)."""
-        path = self.forward_path(X)
-        self.rho.copy_(adaptive_steps(path, self.rho, self.cfg.adaptive_damping))
+        """Adaptive layer-step update from the representations of `X` (spec: `adaptive`).
+
+        One pass over the layers that keeps only `||A_l - A_{l-1}||` and `||A_{l-1}||`
+        (the same numbers `adaptive_steps(forward_path(X))` uses, in the fused form of
+        `forward`: no path is stored).
+        """
+        w = self.cfg.width
+        r = self.rho[:, None, None]  # [L, 1, 1]
+        scaled = r * self.weights  # rho W, [L, w, w+1]
+        c = 1 - self.rho * self.leak_t  # [L]
+        A = X @ self.pin.T  # [N, w]
+        diffs, norms = [], []
+        for l in range(self.cfg.depth):
+            R = torch.relu(A)
+            new = torch.addcmul(scaled[l, :, w], c[l], A)  # c A + rho b
+            new.addmm_(R, scaled[l, :, :w].T)  # + rho relu(A) W^T
+            diffs.append(torch.dist(new, A))
+            norms.append(torch.linalg.vector_norm(A))
+            A = new
+        steps = adaptive_steps_from_norms(
+            torch.stack(diffs), torch.stack(norms), self.rho, self.cfg.adaptive_damping
+        )
+        self.rho.copy_(steps)
         self.check_steps()

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["adaptive_steps", "layer_steps"]
+__all__ = ["adaptive_steps", "adaptive_steps_from_norms", "layer_steps"]
 
 
 def layer_steps(kind: str, depth: int, a: float = 0.5) -> torch.Tensor:
@@ -50,7 +50,17 @@ def adaptive_steps(
     """
     with torch.no_grad():
         diffs = torch.stack([(b - a).norm() for a, b in zip(path[:-1], path[1:])])
-        norms = torch.stack([a.norm() for a in path[:-1]]).clamp_min(1e-30)
+        norms = torch.stack([a.norm() for a in path[:-1]])
+        return adaptive_steps_from_norms(diffs, norms, rho, damping)
+
+
+def adaptive_steps_from_norms(
+    diffs: torch.Tensor, norms: torch.Tensor, rho: torch.Tensor, damping: float = 1.0
+) -> torch.Tensor:
+    """`adaptive_steps` from `||A_l - A_{l-1}||_F` (`diffs`, `[L]`) and `||A_{l-1}||_F`
+    (`norms`, `[L]`): for callers that never hold the whole path."""
+    with torch.no_grad():
+        norms = norms.clamp_min(1e-30)
         c = (diffs / (rho.to(diffs) * norms)).clamp_min(1e-30)
         new = (1.0 / c) / (1.0 / c).sum()
         out = (1.0 - damping) * rho.to(new) + damping * new

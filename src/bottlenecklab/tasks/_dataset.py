@@ -58,5 +58,6 @@ def data_cost(Y_hat: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """`C(Y_hat) = (1/N) ||Y - Y_hat||_F^2`: summed over outputs, averaged over samples.
 
     (PyTorch's `MSELoss` also averages over output dimensions: a factor `d_out` off.)
+    `[N, d]` gives a scalar; stacked members `[E, N, d]` give `[E]`.
     """
-    return (Y - Y_hat).pow(2).sum() / Y.shape[0]
+    return (Y - Y_hat).pow(2).sum(dim=(-2, -1)) / Y.shape[-2]

@@ -44,7 +44,7 @@ class TrainResult:
 
 def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
     if phase.optimizer == "adam":
-        return torch.optim.Adam(params, lr=lr)
+        return torch.optim.Adam(params, lr=lr, fused=True)
     if phase.optimizer == "sgd":
         return torch.optim.SGD(params, lr=lr, momentum=phase.momentum)
     # One `step()` runs a chunk of iterations (up to the next log or checkpoint), so the

@@ -1,0 +1,108 @@
+"""The leaky ResNet's layer stack as one autograd function, with a hand-written backward.
+
+`A_l = c_l A_{l-1} + rho_l (relu(A_{l-1}) W_l[:, :w]^T + W_l[:, w])` with `c_l = 1 - rho_l L~`
+(paper 000, Eq. 1). Autograd over the plain loop records about fifteen elementwise passes
+per layer; here a layer is two in the forward (`relu`, one fused `c A + rho b`) plus one
+in-place GEMM, and two in the backward plus two GEMMs, which makes training steps
+about 1.5x faster on a CPU (`make bench`). Only the last representation is returned;
+`LeakyResNet.forward_path` (the measurements) keeps the plain loop.
+
+Leading "member" dimensions are allowed, so one call runs a whole ensemble of networks
+(`train_ensemble`): every member has its own weights, steps and leak.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["leaky_resnet_stack"]
+
+_threshold_backward = torch.ops.aten.threshold_backward
+
+
+class _LeakyStack(torch.autograd.Function):
+    """`(A0 [E, N, w], weights [E, L, w, w+1], rho [E, L], leak [E]) -> A_L [E, N, w]`.
+
+    The extra outputs (`rho W^T`, `c`, the relus) are what the backward needs; they are
+    returned rather than stashed on `ctx` so that torch.func transforms accept the function.
+    """
+
+    @staticmethod
+    def forward(A: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor):
+        w = A.shape[-1]
+        r = rho[..., None, None]  # [E, L, 1, 1]
+        scaled = (r * weights).transpose(0, 1)  # layer-major: [L, E, w, w+1]
+        Wt = scaled[..., :w].transpose(-1, -2).contiguous()  # rho W^T, [L, E, w_in, w_out]
+        bias = scaled[..., w:].transpose(-1, -2).contiguous()  # rho b, [L, E, 1, w]
+        c = (1 - r * leak[:, None, None, None]).transpose(0, 1).contiguous()  # [L, E, 1, 1]
+        relus = []
+        for l in range(Wt.shape[0]):
+            R = torch.relu(A)  # [E, N, w]
+            A = torch.addcmul(bias[l], c[l], A)  # c A + rho b, one pass
+            A.baddbmm_(R, Wt[l])  # += rho relu(A) W^T, in place (GEMM with beta = 1)
+            relus.append(R)
+        return (A, Wt, c, *relus)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+        _, Wt, c, *relus = output
+        ctx.mark_non_differentiable(Wt, c, *relus)
+        ctx.save_for_backward(Wt, c, inputs[2], *relus)
+
+    @staticmethod
+    def backward(ctx: Any, G: torch.Tensor, *_unused: Any):
+        Wt, c, rho, *relus = ctx.saved_tensors
+        L, E, w = Wt.shape[0], Wt.shape[1], Wt.shape[-1]
+        dWt = torch.empty_like(Wt)  # [L, E, w_in, w_out]
+        dbias = torch.empty((L, E, 1, w), dtype=G.dtype, device=G.device)
+        G = G.contiguous()
+        for l in range(L - 1, -1, -1):
+            R = relus[l]
+            torch.bmm(R.transpose(-1, -2), G, out=dWt[l])  # relu(A)^T G
+            torch.sum(G, dim=-2, keepdim=True, out=dbias[l])
+            T = _threshold_backward(torch.bmm(G, Wt[l].transpose(-1, -2)), R, 0)
+            G = T.addcmul_(c[l], G)  # dC/dA_{l-1} = c G + 1[A > 0] (G rho W)
+        dW = torch.empty((E, L, w, w + 1), dtype=G.dtype, device=G.device)
+        dW[..., :w].copy_(dWt.permute(1, 0, 3, 2))
+        dW[..., w].copy_(dbias[:, :, 0].transpose(0, 1))
+        dW.mul_(rho[..., None, None])  # d(rho W)/dW
+        return G, dW, None, None
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, A, weights, rho, leak):
+        """Under `vmap` (an ensemble's vmapped loss): fold the vmapped axis into the member
+        axis and run the batched stack once, instead of one member at a time."""
+        B = info.batch_size
+
+        def front(x: torch.Tensor, dim: int | None) -> torch.Tensor:
+            x = x.unsqueeze(0).expand(B, *x.shape) if dim is None else x.movedim(dim, 0)
+            return x.reshape(B * x.shape[1], *x.shape[2:])
+
+        outs = _LeakyStack.apply(*(front(x, d) for x, d in zip((A, weights, rho, leak), in_dims)))
+        A_L, Wt, c, *relus = outs
+        A_L = A_L.reshape(B, -1, *A_L.shape[1:])
+        Wt, c = (x.reshape(x.shape[0], B, -1, *x.shape[2:]) for x in (Wt, c))  # layer-major
+        relus = [R.reshape(B, -1, *R.shape[1:]) for R in relus]
+        return (A_L, Wt, c, *relus), (0, 1, 1) + (0,) * len(relus)
+
+
+def leaky_resnet_stack(
+    A0: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor
+) -> torch.Tensor:
+    """`A_L` of a leaky ResNet's residual layers (paper 000, Eq. 1), from `A_0`.
+
+    Args:
+        A0: first representation, `[N, w]` or `[E, N, w]` for `E` members.
+        weights: `W_l` with the bias as last column, `[L, w, w+1]` or `[E, L, w, w+1]`.
+        rho: layer steps, `[L]` or `[E, L]` (no gradient flows to them).
+        leak: effective depth `L~`, `[]` or `[E]` (no gradient).
+    Returns:
+        `A_L`, shaped like `A0`. Differentiable in `A0` and `weights` (first order only);
+        works under `torch.func.vmap` (the vmapped axis joins the member axis).
+    """
+    rho, leak = rho.detach(), leak.detach()
+    if A0.dim() == 2:
+        return _LeakyStack.apply(A0[None], weights[None], rho[None], leak.reshape(1))[0][0]
+    return _LeakyStack.apply(A0, weights, rho, leak)[0]
