@@ -185,3 +185,11 @@ def test_jobs_and_threads_must_be_positive(option, value, capsys):
     assert cli.main(["run", "leaky-resnet/hamiltonian-vs-depth", option, value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and option in err[0] and "positive integer" in err[0]
+
+
+@pytest.mark.parametrize("command", [["run", "leaky-resnet/hamiltonian-vs-depth"], ["reproduce"]])
+@pytest.mark.parametrize("value", ["1", "-3", "many"])
+def test_ensemble_size_is_zero_or_at_least_two(command, value, capsys):
+    assert cli.main([*command, "--ensemble", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--ensemble" in err[0] and ">= 2" in err[0]

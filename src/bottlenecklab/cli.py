@@ -42,6 +42,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _ensemble_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects 0 (off) or a size >= 2, got {text!r}") from None
+    if value < 0 or value == 1:
+        raise argparse.ArgumentTypeError(f"expects 0 (off) or a size >= 2, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     p = _Parser(prog="bottlenecklab", description=__doc__.splitlines()[0])
@@ -100,6 +110,14 @@ def _add_execution(
     )
     p.add_argument(
         "--threads", type=_positive_int, default=None, help="torch threads per run (default 1)"
+    )
+    p.add_argument(
+        "--ensemble",
+        type=_ensemble_size,
+        default=None,
+        metavar="N",
+        help="train same-shape runs' Adam/SGD phases as ensembles of up to N networks first "
+        "(pays on a GPU; on a CPU only with --jobs 1 --threads <cores>; default off)",
     )
 
 
@@ -214,7 +232,17 @@ def _run(args) -> int:
     jobs = _auto_jobs(args, len(expand_points(exp, cfg)), threads)
     executor = _make_executor(args, jobs=jobs, threads=threads)
     record = _execute(
-        exp, cfg, out, preset, overrides, device, resume, args.quiet, executor, args.threads or 1
+        exp,
+        cfg,
+        out,
+        preset,
+        overrides,
+        device,
+        resume,
+        args.quiet,
+        executor,
+        args.threads or 1,
+        args.ensemble or 0,
     )
     return 1 if args.strict and not all(c.passed for c in record.claims) else 0
 
@@ -237,7 +265,7 @@ def _saved_config(exp, out: Path, args, overrides):
     return cfg, meta.get("preset", "?"), meta.get("overrides", {})
 
 
-def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, threads):
+def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, threads, ensemble):
     from bottlenecklab.experiments import check_resumable, run_experiment
     from bottlenecklab.report import render_run
     from bottlenecklab.training import CheckpointError
@@ -257,6 +285,7 @@ def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, 
             log=_say,
             executor=executor,
             threads=threads,
+            ensemble=ensemble,
         )
     except CheckpointError as e:
         raise BadInput(f"--resume: {e}") from None
@@ -317,7 +346,17 @@ def _reproduce_all(args, names, root, device, executor, threads) -> int:
                 raise BadInput(f"{out} holds a run with another config: use another --out")
             resume = True  # same config: finished points are reused, the rest continued
         record = _execute(
-            exp, cfg, out, args.preset, {}, device, resume, args.quiet, executor, threads
+            exp,
+            cfg,
+            out,
+            args.preset,
+            {},
+            device,
+            resume,
+            args.quiet,
+            executor,
+            threads,
+            args.ensemble or 0,
         )
         failed += sum(not c.passed for c in record.claims)
     return failed
@@ -350,6 +389,7 @@ def _sweep(args) -> int:
             device=device,
             threads=threads,
             progress=Progress(runs, quiet=args.quiet),
+            ensemble=args.ensemble,
         )
     except SpecError as e:
         raise BadInput(str(e)) from None

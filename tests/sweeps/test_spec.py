@@ -23,9 +23,12 @@ def test_example_expands_to_eight_distinct_runs():
 
 def test_seed_count_and_options(tmp_path):
     f = tmp_path / "s.yaml"
-    f.write_text(E + "preset: smoke\nseeds: 3\noptions: {order: random, repeats: 2, jobs: 2}\n")
+    f.write_text(
+        E + "preset: smoke\nseeds: 3\noptions: {order: random, repeats: 2, jobs: 2, ensemble: 4}\n"
+    )
     spec = load_spec(f)
     assert spec.seeds == [0, 1, 2] and spec.repeats == 2 and spec.jobs == 2
+    assert spec.ensemble == 4
     _, requests = sweep_requests(spec)
     assert len({r.run_id for r in requests}) == 3 * 2 * 2  # seeds x repeats x the leaks
 
@@ -38,6 +41,7 @@ BAD = {
     "both names": "experiment: a\nbase: b.json\n",
     "bad seeds": E + "seeds: [a]\n",
     "bad option": E + "options: {jobz: 2}\n",
+    "ensemble of one": E + "options: {ensemble: 1}\n",
     "empty grid values": E + "grid: {train.lam: []}\n",
     "unknown experiment": "experiment: leaky-resnet/nope\n",
     "unknown config key": E + "grid: {train.lamb: [1]}\n",

@@ -8,6 +8,8 @@ atomically, and resumes from the checkpoint when an earlier attempt was interrup
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from typing import Any
 
@@ -16,10 +18,24 @@ import torch
 from bottlenecklab.config import from_dict
 from bottlenecklab.experiments._registry import get
 from bottlenecklab.experiments._spec import PointResult
-from bottlenecklab.sweeps import RunContext, RunRequest, RunResult
-from bottlenecklab.training import TrainingDiverged, load_checkpoint, train
+from bottlenecklab.sweeps import (
+    Executor,
+    RunContext,
+    RunRequest,
+    RunResult,
+    Settings,
+    run_batches,
+)
+from bottlenecklab.training import TrainingDiverged, load_checkpoint, train, train_ensemble
+from bottlenecklab.training._ensemble import ensemble_phases
 
-__all__ = ["point_result", "run_point"]
+__all__ = [
+    "ensemble_groups",
+    "point_result",
+    "run_ensembles",
+    "run_point",
+    "train_point_ensemble",
+]
 
 
 def _desc(point: dict[str, Any]) -> str:
@@ -63,6 +79,96 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     scalars = {**m.scalars, "measure_s": time.perf_counter() - t0}
     info = {"outcome": outcome, "message": message, "steps": steps, "wall_s": wall}
     return RunResult(scalars, {"layers": m.layers, "spectra": m.spectra}, info)
+
+
+def _ensemble_key(request: RunRequest) -> str | None:
+    """What members of one ensemble share: everything but the seed, `lam` and `L~` (whose
+    sign they share); `None` for a run that cannot join one."""
+    cfg = json.loads(json.dumps(request.config))
+    train_cfg, model = cfg.get("train", {}), cfg.get("model", {})
+    phases = train_cfg.get("phases") or []
+    if not phases or phases[0].get("optimizer") == "lbfgs":
+        return None
+    cfg.pop("seed", None)
+    train_cfg.pop("lam", None)
+    if "leak" in model:
+        model["leak"] = float(model["leak"]) > 0
+    return json.dumps({"payload": request.payload.get("experiment"), "config": cfg}, sort_keys=True)
+
+
+def ensemble_groups(requests: list[RunRequest], size: int) -> list[list[RunRequest]]:
+    """Split training runs into ensembles of at most `size` same-shape networks.
+
+    Members differ only in seed, `train.lam` and `model.leak`; runs of experiments that do
+    not train, and runs whose first phase is L-BFGS, are left out. Groups keep the order of
+    `requests`; a group of one is dropped (it runs alone anyway).
+    """
+    by_key: dict[str, list[RunRequest]] = {}
+    for r in requests:
+        if not get(r.payload["experiment"]).trains:
+            continue
+        key = _ensemble_key(r)
+        if key is not None:
+            by_key.setdefault(key, []).append(r)
+    groups = []
+    for members in by_key.values():
+        for i in range(0, len(members), size):
+            if len(members[i : i + size]) >= 2:
+                groups.append(members[i : i + size])
+    return groups
+
+
+def train_point_ensemble(requests: list[RunRequest], contexts: list[RunContext]) -> None:
+    """Train the leading Adam/SGD phases of several runs as one ensemble (`train_ensemble`).
+
+    Each run's folder then holds a checkpoint and metrics rows from which `run_point`
+    finishes it (later phases, measurements) exactly as if it had trained alone.
+    """
+    cfgs, datas, models = [], [], []
+    for r in requests:
+        exp = get(r.payload["experiment"])
+        cfg = from_dict(type(exp.config), r.config)
+        data = cfg.task.build(seed=cfg.seed)
+        dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
+        cfgs.append(cfg.train)
+        datas.append(data)
+        models.append(cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype))
+    if ensemble_phases(cfgs[0]) == 0:
+        return
+    points = [dict(r.payload.get("point", {})) for r in requests]
+    loggers = [
+        (lambda row, ctx=ctx, point=point: ctx.metrics.append({**point, **row}))
+        for ctx, point in zip(contexts, points)
+    ]
+    train_ensemble(
+        models,
+        datas,
+        cfgs,
+        device=contexts[0].device,
+        checkpoints=[ctx.checkpoint for ctx in contexts],
+        on_log=loggers,
+    )
+
+
+def run_ensembles(
+    requests: list[RunRequest],
+    executor: Executor,
+    settings: Settings,
+    size: int,
+    *,
+    quiet: bool = False,
+) -> tuple[int, int]:
+    """Train the first-order phases of `requests` as ensembles of up to `size` members
+    (one executor job each) before the per-run pass; returns (done, failed) ensembles."""
+    if size < 2:
+        return 0, 0
+    groups = ensemble_groups(requests, size)
+    stream = open(os.devnull, "w") if quiet else None  # noqa: SIM115 (closed below)
+    try:
+        return run_batches(groups, train_point_ensemble, executor, settings, stream=stream)
+    finally:
+        if stream is not None:
+            stream.close()
 
 
 def point_result(

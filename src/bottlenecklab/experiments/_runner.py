@@ -28,7 +28,7 @@ import torch
 import bottlenecklab
 from bottlenecklab.config import ConfigError, apply_overrides, from_dict, to_dict
 from bottlenecklab.experiments._points import point_requests
-from bottlenecklab.experiments._run_point import point_result, run_point
+from bottlenecklab.experiments._run_point import point_result, run_ensembles, run_point
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, PointResult
 from bottlenecklab.sweeps import (
     Executor,
@@ -174,12 +174,15 @@ def run_experiment(
     log: Callable[[str], None] = lambda s: None,
     executor: Executor | None = None,
     threads: int = 1,
+    ensemble: int = 0,
 ) -> RunRecord:
     """Run every grid point of `exp` into `out` through `executor` and judge the claims.
 
     Args:
         executor: `LocalExecutor(1)` (in this process) by default; any sweep executor.
         threads: torch threads per point (1: results do not depend on the executor).
+        ensemble: train same-shape points (e.g. an `L~` sweep) in ensembles of up to this
+            many networks first (`train_ensemble`; 0 = off), then finish each point alone.
         progress: show done/failed/running counts on the terminal (default: if a TTY).
     """
     out = Path(out)
@@ -198,6 +201,7 @@ def run_experiment(
     settings = Settings(out / "points", device, threads, meta.get("git_commit"), bars)
     # Counts: a line per finished point next to in-process bars, a rewritten line otherwise.
     counts = Progress(len(requests), show=False if in_process else None, quiet=progress is False)
+    run_ensembles(requests, executor, settings, ensemble, quiet=progress is False)
     run_sweep(requests, run_point, executor, settings, progress=counts)
     collect(store, out, [r.run_id for r in requests])
     _write_all_metrics(out, store, requests)

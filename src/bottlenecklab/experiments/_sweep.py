@@ -18,7 +18,7 @@ from typing import Any
 from bottlenecklab.config import ConfigError, apply_overrides, from_dict
 from bottlenecklab.experiments._points import point_requests
 from bottlenecklab.experiments._registry import UnknownExperiment, get
-from bottlenecklab.experiments._run_point import run_point
+from bottlenecklab.experiments._run_point import run_ensembles, run_point
 from bottlenecklab.experiments._runner import resolve_config, write_json
 from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.sweeps import (
@@ -85,8 +85,13 @@ def run_sweep_spec(
     device: str = "cpu",
     threads: int = 1,
     progress: Progress | None = None,
+    ensemble: int | None = None,
 ) -> tuple[SweepReport, dict[str, Path]]:
-    """Run a sweep into `out` (skipping `DONE` runs) and collect its tables."""
+    """Run a sweep into `out` (skipping `DONE` runs) and collect its tables.
+
+    `ensemble` (default: the spec's option): train same-shape runs in ensembles of up to
+    that many networks first (`train_ensemble`), then finish every run on its own.
+    """
     exp, requests = sweep_requests(spec)
     out = Path(out)
     write_json(
@@ -94,6 +99,8 @@ def run_sweep_spec(
         {**asdict(spec), "base": str(spec.base) if spec.base else None, "runs": len(requests)},
     )
     settings = Settings(out / "runs", device, threads, git_commit())
+    size = spec.ensemble if ensemble is None else ensemble
+    run_ensembles(requests, executor, settings, size, quiet=bool(progress and progress.quiet))
     report = run_sweep(requests, run_point, executor, settings, progress=progress)
     ids = list(dict.fromkeys(r.run_id for r in requests))
     tables = collect(RunStore(out / "runs"), out, ids)

@@ -6,6 +6,7 @@ runs every request that is not `DONE` through an executor into a `RunStore`, and
 turns the store into `summary.parquet` and long-format tables.
 """
 
+from bottlenecklab.sweeps._batches import BatchFunction, execute_batch, run_batches
 from bottlenecklab.sweeps._collect import collect, flatten_dict, read_rows, to_table
 from bottlenecklab.sweeps._driver import Executor, Progress, SweepReport, run_sweep
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run, git_commit
@@ -26,6 +27,7 @@ from bottlenecklab.sweeps._store import (
 )
 
 __all__ = [
+    "BatchFunction",
     "DONE",
     "FAILED",
     "RUNNING",
@@ -44,6 +46,7 @@ __all__ = [
     "SweepReport",
     "SweepSpec",
     "collect",
+    "execute_batch",
     "execute_run",
     "expand_grid",
     "flatten_dict",
@@ -51,6 +54,7 @@ __all__ = [
     "load_spec",
     "make_executor",
     "read_rows",
+    "run_batches",
     "run_sweep",
     "to_table",
     "write_json",

@@ -5,7 +5,7 @@
     set: {model.width: 8}                          # base overrides, dotted keys
     grid: {train.lam: [0.01, 0.02]}                # dotted key -> values
     seeds: [0, 1]                                  # or a count (3 = 0, 1, 2)
-    options: {order: random, repeats: 1, jobs: 2, threads: 1, gpus_per_run: 0.25}
+    options: {order: random, repeats: 1, jobs: 2, threads: 1, gpus_per_run: 0.25, ensemble: 8}
 
 Only the form is checked here; the keys are checked against the config by the caller.
 """
@@ -31,6 +31,7 @@ _OPTIONS = {
     "gpus_per_run": float,
     "max_retries": int,
     "device": str,
+    "ensemble": int,
 }
 
 
@@ -50,6 +51,7 @@ class SweepSpec:
         order: `grid` or `random` (shuffled with `order_seed`). repeats: runs per point.
         jobs, threads, gpus_per_run, max_retries, device: executor defaults (the command
             line wins).
+        ensemble: train same-shape runs in ensembles of up to this many first (0 = off).
     """
 
     experiment: str | None = None
@@ -66,6 +68,7 @@ class SweepSpec:
     gpus_per_run: float = 0.0
     max_retries: int = 3
     device: str = "auto"
+    ensemble: int = 0
 
 
 def _mapping(value: Any, what: str, path: Path) -> dict[str, Any]:
@@ -106,6 +109,8 @@ def _options(value: Any, path: Path) -> dict[str, Any]:
     for key in ("repeats", "jobs", "threads"):
         if key in out and out[key] < 1:
             raise SpecError(f"{path}: option {key!r} must be >= 1, got {out[key]}")
+    if out.get("ensemble", 0) < 0 or out.get("ensemble") == 1:
+        raise SpecError(f"{path}: option 'ensemble' must be 0 (off) or >= 2, got {out['ensemble']}")
     return out
 
 

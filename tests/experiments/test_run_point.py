@@ -1,0 +1,106 @@
+"""Ensembles in sweeps: same-shape runs train their Adam phase together, then finish alone,
+and the sweep's tables equal those of the same sweep run one by one."""
+
+import csv
+import json
+import math
+
+import pytest
+
+from bottlenecklab.cli import main
+from bottlenecklab.experiments import sweep_requests
+from bottlenecklab.experiments._run_point import ensemble_groups
+from bottlenecklab.sweeps import load_spec, read_rows
+
+SPEC = """
+experiment: leaky-resnet/hamiltonian-vs-depth
+preset: smoke
+set:
+  train.phases:
+    - {{optimizer: adam, steps: 40, lr: {lr}, schedule: cosine}}
+    - {{optimizer: lbfgs, steps: 20, lr: 1.0}}
+  train.log_every: 10
+  train.checkpoint_every: 25
+grid:
+  train.lam: [0.01, 0.03]
+  model.leak: [1.0, 2.0]
+seeds: 2
+"""
+
+
+def _sweep(tmp_path, name, lr=0.01, extra=()):
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(SPEC.format(lr=lr))
+    out = tmp_path / name
+    args = ["sweep", str(spec), "--out", str(out), "--jobs", "1", "--quiet", *extra]
+    assert main(args) == 0
+    rows = {r["run_id"]: r for r in read_rows(out / "summary.parquet")}
+    return out, rows
+
+
+def _close(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or b == pytest.approx(a, rel=1e-6, abs=1e-9)
+    return a == b
+
+
+def test_groups_are_same_shape_runs_differing_in_seed_lam_leak(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(lr=0.01))
+    _, requests = sweep_requests(load_spec(spec))
+    groups = ensemble_groups(requests, 3)
+    assert sorted(len(g) for g in groups) == [2, 3, 3]  # 8 runs of one shape, at most 3 each
+    assert len({r.run_id for g in groups for r in g}) == 8
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_ensemble_sweep_equals_the_one_by_one_sweep(tmp_path, capsys):
+    _, alone = _sweep(tmp_path, "alone")
+    out, batched = _sweep(tmp_path, "batched", extra=["--ensemble", "4"])
+    assert alone.keys() == batched.keys() and len(alone) == 8
+    metric_cols = [k for k in next(iter(alone.values())) if k.startswith("metric.")]
+    assert len(metric_cols) > 5
+    for rid, row in alone.items():
+        assert batched[rid]["status"] == "DONE"
+        for col in metric_cols + ["info.steps", "info.outcome"]:
+            if col == "metric.measure_s":
+                continue
+            assert _close(row[col], batched[rid][col]), (rid, col, row[col], batched[rid][col])
+        meta = json.loads((out / "runs" / rid / "meta.json").read_text())
+        assert meta["batch"].startswith("batch-") and meta["batch_members"] == 4
+        with open(out / "runs" / rid / "metrics.csv", newline="") as f:
+            steps = [int(r["step"]) for r in csv.DictReader(f)]
+        assert steps == sorted(set(steps)) and steps[:4] == [10, 20, 30, 40]  # Adam rows once
+    capsys.readouterr()
+    _sweep(tmp_path, "batched", extra=["--ensemble", "4"])  # a re-run trains nothing
+    assert "(8 already done)" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_failed_ensemble_leaves_its_runs_to_finish_alone(tmp_path):
+    """A diverging Adam phase fails the ensemble; every run then diverges alone, as it
+    would without the ensemble, and is recorded the same way."""
+    _, alone = _sweep(tmp_path, "alone", lr=1e12)
+    out, batched = _sweep(tmp_path, "batched", lr=1e12, extra=["--ensemble", "8"])
+    assert "TrainingDiverged" in (out / "runs" / "batch-failures.log").read_text()
+    for rid, row in alone.items():
+        assert row["info.outcome"] == batched[rid]["info.outcome"] == "diverged"
+        assert row["info.steps"] == batched[rid]["info.steps"]
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_experiment_run_with_ensembles_matches_the_plain_run(smoke_record, tmp_path):
+    """`run --ensemble`: the flagship's L~ points train as one ensemble, same points/claims."""
+    from bottlenecklab.experiments import run_experiment
+
+    exp, cfg, _, plain = smoke_record("leaky-resnet/hamiltonian-vs-depth")
+    out = tmp_path / "run"
+    batched = run_experiment(exp, cfg, out, preset="smoke", progress=False, ensemble=8)
+    metas = [json.loads(p.read_text()) for p in (out / "points").glob("*/meta.json")]
+    assert len(metas) == len(plain.points) >= 2 and all("batch" in m for m in metas)
+    assert [c.passed for c in batched.claims] == [c.passed for c in plain.claims]
+    for a, b in zip(plain.points, batched.points):
+        assert a.point == b.point and a.status == b.status
+        for key, value in a.scalars.items():
+            if key != "measure_s":
+                assert _close(value, b.scalars[key]), (a.point, key)
