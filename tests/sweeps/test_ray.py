@@ -120,3 +120,19 @@ def test_killed_training_is_retried_and_resumes_to_the_same_result(tmp_path):
         a.scalars.pop("measure_s"), b.scalars.pop("measure_s")
         assert b.scalars == pytest.approx(a.scalars, rel=1e-9, abs=1e-12)
         assert b.info["steps"] == a.info["steps"]
+
+
+def test_ensembles_run_as_ray_tasks_with_the_same_results(tmp_path):
+    """`ensemble=4`: the flagship's points train as one ensemble on a Ray worker first."""
+    exp = get(EXP)
+    cfg = resolve_config(exp, "smoke")
+    plain = run_experiment(exp, cfg, tmp_path / "plain", preset="smoke", progress=False)
+    out = tmp_path / "ray"
+    batched = run_experiment(
+        exp, cfg, out, preset="smoke", executor=RayExecutor(), progress=False, ensemble=4
+    )
+    metas = [json.loads(p.read_text()) for p in (out / "points").glob("*/meta.json")]
+    assert len(metas) == len(plain.points) and all(m.get("batch_members") for m in metas)
+    for a, b in zip(plain.points, batched.points):
+        a.scalars.pop("measure_s"), b.scalars.pop("measure_s")
+        assert b.scalars == pytest.approx(a.scalars, rel=1e-6, abs=1e-9)
