@@ -11,11 +11,12 @@ beginning and the end); the spectra of `W_l` over `p` with the steps marked; a 2
 the representation paths; and the time overhead of the adaptive update (the paper reports
 about 2 %), timed as the cost of one `adapt` call over `adaptive_every` training steps.
 
-Expected (quick preset, 2 shared CPU cores, one torch thread, load about 5): 3/3 claims
-pass in about 85 s — adaptive <= equidistant at 4/4 depths (test errors 0.449-0.468 vs
-0.462-0.477), middle/outer step ratio >= 1.19, update overhead 2.7-4.1 % (paper: about
-2 %). At this size the test error stays high (about 0.45 of the output variance) and the
-bottleneck in the spectra is not clean; the steps are smallest at the beginning, as §3 says.
+Expected (quick preset; idle 2-core CPU, one torch thread, 2026-11-21): 3/3 claims pass
+in 22 s — adaptive <= equidistant at 4/4 depths, middle/outer step ratio 1.21, update
+overhead 4.1-4.6 % over two runs (bound 5 %; paper: about 2 %; timed, so it varies with
+the machine's load). At this size the test error stays high (about 0.45 of the output
+variance) and the bottleneck in the spectra is not clean; the steps are smallest at the
+beginning, as §3 says.
 """
 
 from __future__ import annotations

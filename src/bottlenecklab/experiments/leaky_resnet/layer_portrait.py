@@ -14,11 +14,10 @@ representations are non-negative (Prop 5).
 of the layer's input, whose energies the layer reports). Claims are judged at the largest
 `L~` of the sweep; spreads are standard deviations over layers.
 
-Expected (quick preset, measured on 2 shared CPU cores with one torch thread, load 5-6):
-5/5 claims pass in about 130 s — gap `s_3/s_4` 8.1 (>= 3), spread ratio 0.068 (<= 0.25),
-kinetic middle/ends 0.008 (<= 0.1), middle COI_gamma 2.89 (k* = 3), negative mass 7e-6.
-A fourth singular value grows in the second half of the bottleneck (`p` 0.55-0.85) at
-this size; the critical-point residual is still 0.4-0.8 (not fully converged).
+Expected (quick preset; measured on an idle 2-core CPU, one torch thread, 2026-11-21):
+5/5 claims pass in 42 s — gap `s_3/s_4` 11.95 (>= 3), spread ratio 0.036 (<= 0.25),
+kinetic middle/ends 0.008 (<= 0.1), middle COI_gamma 2.90 (k* = 3), negative mass 9e-6.
+The gap depends on how far L-BFGS gets (8.1 with a shorter L-BFGS phase).
 """
 
 from __future__ import annotations

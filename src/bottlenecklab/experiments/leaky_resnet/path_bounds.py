@@ -14,9 +14,9 @@ The lower bound is checked in the paper's form and in the corrected form that it
 supports (`sqrt(gamma) c` in place of `gamma c`; see `measure.theorem4`). The per-layer
 inequality (2) is reported as the fraction of layers where it holds.
 
-Expected (quick preset, 2 shared CPU cores, one torch thread, load 4-5): 8/8 claims pass
-in about 155 s — max/min over L~ = 4, 8, 16 of the path length 1.81, of max||B|| 1.39, of
-max||B^T S|| 1.17 (each <= 3); Thm 4 holds at every L~ in every form checked.
+Expected (quick preset; idle 2-core CPU, one torch thread, 2026-11-21): 8/8 claims pass
+in 47 s — max/min over L~ = 4, 8, 16 of the path length 1.79, of max||B|| 1.30, of
+max||B^T S|| 1.73 (each <= 3); Thm 4 holds at every L~ in every form checked.
 """
 
 from __future__ import annotations
