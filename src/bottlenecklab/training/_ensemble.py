@@ -60,13 +60,9 @@ def _check(models: Sequence[nn.Module], cfgs: Sequence[TrainConfig]) -> None:
         raise ValueError("train_ensemble needs one TrainConfig per model (and >= 1 model)")
     first = cfgs[0]
     for c in cfgs[1:]:
-        if (c.phases, c.dtype, c.log_every, c.lr_per_depth) != (
-            first.phases,
-            first.dtype,
-            first.log_every,
-            first.lr_per_depth,
-        ):
-            raise ValueError("ensemble members must share phases, dtype, log_every, lr_per_depth")
+        shared = ("phases", "dtype", "log_every", "checkpoint_every", "lr_per_depth")
+        if any(getattr(c, k) != getattr(first, k) for k in shared):
+            raise ValueError(f"ensemble members must share {', '.join(shared)}")
     if first.phases[0].optimizer == "lbfgs":
         raise ValueError(
             "train_ensemble trains the leading adam/sgd phases; this one starts with lbfgs"
@@ -119,6 +115,9 @@ def train_ensemble(
         TrainingDiverged: some member's loss became NaN/Inf (members keep their last state).
     """
     _check(models, cfgs)
+    for extra in (checkpoints, on_log):
+        if extra is not None and len(extra) != len(models):
+            raise ValueError("train_ensemble needs one checkpoint file / log callback per model")
     cfg = cfgs[0]
     dtype = DTYPES[cfg.dtype]
     E = len(models)
