@@ -17,7 +17,9 @@ Wall time 215 s. With `--seed 1` the first claim FAILS: medians 1.10, 3.84, 3.91
 The largest-L~ median is not converged at this size: L-BFGS is still lowering the loss
 after its 8000 steps (residual 0.29 at L~ = 24), and float round-off alone moves it by
 0.3-0.6 (before the fused layer stack, which changes only the last bits of each step, the
-same runs gave 4.03 for seed 0 and 4.15 for seed 1).
+same runs gave 4.03 for seed 0 and 4.15 for seed 1). Longer L-BFGS is the cure, not a
+wider window: seed 1 at L~ = 24 with 20000 L-BFGS steps gives 4.38 (residual 0.21; 272 s
+for that one point), which the 10-minute `make demo` budget cannot afford for all four.
 """
 
 from __future__ import annotations
