@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {e}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _say("interrupted: finished points and checkpoints are kept; rerun with --resume")
+        _say("interrupted: finished runs and checkpoints are kept; run the same command again")
         return EXIT_INTERRUPTED
 
 

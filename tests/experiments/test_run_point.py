@@ -104,3 +104,38 @@ def test_experiment_run_with_ensembles_matches_the_plain_run(smoke_record, tmp_p
         for key, value in a.scalars.items():
             if key != "measure_s":
                 assert _close(value, b.scalars[key]), (a.point, key)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_interrupted_ensemble_continues_run_by_run(tmp_path, capsys, monkeypatch):
+    """Ctrl-C inside an ensemble (after its step-25 member checkpoints): exit 130, a
+    one-line message; the same command again finishes every run from its checkpoint,
+    with the results of the one-by-one sweep and no metrics row twice."""
+    from bottlenecklab.sweeps import MetricsLog
+
+    _, alone = _sweep(tmp_path, "alone")
+    append = MetricsLog.append
+
+    def interrupt(self, row):
+        if row.get("step") == 30:
+            raise KeyboardInterrupt
+        append(self, row)
+
+    monkeypatch.setattr(MetricsLog, "append", interrupt)
+    spec = tmp_path / "cut.yaml"
+    spec.write_text(SPEC.format(lr=0.01))
+    out = tmp_path / "cut"
+    capsys.readouterr()
+    args = ["sweep", str(spec), "--out", str(out), "--jobs", "1", "--ensemble", "8"]
+    assert main(args) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("interrupted:") and "Traceback" not in "\n".join(err)
+    monkeypatch.setattr(MetricsLog, "append", append)
+    assert main([*args, "--quiet"]) == 0
+    rows = {r["run_id"]: r for r in read_rows(out / "summary.parquet")}
+    for rid, row in alone.items():
+        for col in [k for k in row if k.startswith("metric.") and k != "metric.measure_s"]:
+            assert _close(row[col], rows[rid][col]), (rid, col)
+        with open(out / "runs" / rid / "metrics.csv", newline="") as f:
+            steps = [int(r["step"]) for r in csv.DictReader(f)]
+        assert steps == sorted(set(steps)) and steps[:2] == [10, 20] and 30 in steps

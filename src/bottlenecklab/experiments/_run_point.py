@@ -9,7 +9,7 @@ atomically, and resumes from the checkpoint when an earlier attempt was interrup
 from __future__ import annotations
 
 import json
-import os
+import sys
 import time
 from typing import Any
 
@@ -163,12 +163,8 @@ def run_ensembles(
     if size < 2:
         return 0, 0
     groups = ensemble_groups(requests, size)
-    stream = open(os.devnull, "w") if quiet else None  # noqa: SIM115 (closed below)
-    try:
-        return run_batches(groups, train_point_ensemble, executor, settings, stream=stream)
-    finally:
-        if stream is not None:
-            stream.close()
+    log = (lambda line: None) if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    return run_batches(groups, train_point_ensemble, executor, settings, log=log)
 
 
 def point_result(

@@ -134,11 +134,10 @@ def check_resumable(out: Path, exp: Experiment, cfg: Any) -> None:
     store = RunStore(Path(out) / "points")
     found = False
     for req in point_requests(exp, cfg):
-        folder = store.folder(req.run_id)
         if store.status(req.run_id) == "DONE":
             found = True
-        elif (folder / "checkpoint.pt").exists():
-            load_checkpoint(folder / "checkpoint.pt")
+        elif store.checkpoint(req.run_id).exists():
+            load_checkpoint(store.checkpoint(req.run_id))
             found = True
     if not found:
         raise CheckpointError(f"nothing to resume in {out}: no checkpoint or finished point")

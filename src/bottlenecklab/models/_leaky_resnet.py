@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from bottlenecklab.config import ConfigError
-from bottlenecklab.models._leaky_stack import leaky_resnet_stack
+from bottlenecklab.models._leaky_stack import leaky_resnet_stack, leaky_resnet_step_norms
 from bottlenecklab.models._schedules import adaptive_steps_from_norms, layer_steps
 
 __all__ = ["LeakyResNet", "LeakyResNetConfig", "sigma"]
@@ -211,21 +211,7 @@ class LeakyResNet(nn.Module):
         (the same numbers `adaptive_steps(forward_path(X))` uses, in the fused form of
         `forward`: no path is stored).
         """
-        w = self.cfg.width
-        r = self.rho[:, None, None]  # [L, 1, 1]
-        scaled = r * self.weights  # rho W, [L, w, w+1]
-        c = 1 - self.rho * self.leak_t  # [L]
-        A = X @ self.pin.T  # [N, w]
-        diffs, norms = [], []
-        for l in range(self.cfg.depth):
-            R = torch.relu(A)
-            new = torch.addcmul(scaled[l, :, w], c[l], A)  # c A + rho b
-            new.addmm_(R, scaled[l, :, :w].T)  # + rho relu(A) W^T
-            diffs.append(torch.dist(new, A))
-            norms.append(torch.linalg.vector_norm(A))
-            A = new
-        steps = adaptive_steps_from_norms(
-            torch.stack(diffs), torch.stack(norms), self.rho, self.cfg.adaptive_damping
-        )
+        diffs, norms = leaky_resnet_step_norms(X @ self.pin.T, self.weights, self.rho, self.leak_t)
+        steps = adaptive_steps_from_norms(diffs, norms, self.rho, self.cfg.adaptive_damping)
         self.rho.copy_(steps)
         self.check_steps()

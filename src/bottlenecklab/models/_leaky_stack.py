@@ -17,9 +17,30 @@ from typing import Any
 
 import torch
 
-__all__ = ["leaky_resnet_stack"]
+__all__ = ["leaky_resnet_stack", "leaky_resnet_step_norms"]
 
 _threshold_backward = torch.ops.aten.threshold_backward
+
+
+def _layer_major(weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor):
+    """`(rho W^T [L, E, w, w], rho b [L, E, 1, w], c [L, E, 1, 1])` from `weights`
+    `[E, L, w, w+1]`, `rho` `[E, L]`, `leak` `[E]`: contiguous per layer."""
+    w = weights.shape[-2]
+    r = rho[..., None, None]  # [E, L, 1, 1]
+    scaled = (r * weights).transpose(0, 1)  # layer-major: [L, E, w, w+1]
+    Wt = scaled[..., :w].transpose(-1, -2).contiguous()  # [L, E, w_in, w_out]
+    bias = scaled[..., w:].transpose(-1, -2).contiguous()  # [L, E, 1, w]
+    c = (1 - r * leak[:, None, None, None]).transpose(0, 1).contiguous()  # [L, E, 1, 1]
+    return Wt, bias, c
+
+
+def _fused_layers(A: torch.Tensor, Wt: torch.Tensor, bias: torch.Tensor, c: torch.Tensor):
+    """Yield `(relu(A_{l-1}), A_l)` for `l = 1..L`; `A` `[E, N, w]` (Eq. 1, fused form)."""
+    for l in range(Wt.shape[0]):
+        R = torch.relu(A)  # [E, N, w]
+        A = torch.addcmul(bias[l], c[l], A)  # c A + rho b, one pass
+        A.baddbmm_(R, Wt[l])  # += rho relu(A) W^T, in place (GEMM with beta = 1)
+        yield R, A
 
 
 class _LeakyStack(torch.autograd.Function):
@@ -31,18 +52,11 @@ class _LeakyStack(torch.autograd.Function):
 
     @staticmethod
     def forward(A: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor):
-        w = A.shape[-1]
-        r = rho[..., None, None]  # [E, L, 1, 1]
-        scaled = (r * weights).transpose(0, 1)  # layer-major: [L, E, w, w+1]
-        Wt = scaled[..., :w].transpose(-1, -2).contiguous()  # rho W^T, [L, E, w_in, w_out]
-        bias = scaled[..., w:].transpose(-1, -2).contiguous()  # rho b, [L, E, 1, w]
-        c = (1 - r * leak[:, None, None, None]).transpose(0, 1).contiguous()  # [L, E, 1, 1]
+        Wt, bias, c = _layer_major(weights, rho, leak)
         relus = []
-        for l in range(Wt.shape[0]):
-            R = torch.relu(A)  # [E, N, w]
-            A = torch.addcmul(bias[l], c[l], A)  # c A + rho b, one pass
-            A.baddbmm_(R, Wt[l])  # += rho relu(A) W^T, in place (GEMM with beta = 1)
+        for R, A_l in _fused_layers(A, Wt, bias, c):
             relus.append(R)
+            A = A_l
         return (A, Wt, c, *relus)
 
     @staticmethod
@@ -106,3 +120,23 @@ def leaky_resnet_stack(
     if A0.dim() == 2:
         return _LeakyStack.apply(A0[None], weights[None], rho[None], leak.reshape(1))[0][0]
     return _LeakyStack.apply(A0, weights, rho, leak)[0]
+
+
+@torch.no_grad()
+def leaky_resnet_step_norms(
+    A0: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`||A_l - A_{l-1}||_F` and `||A_{l-1}||_F`, each `[L]`, of one network's layers
+    (what the adaptive layer steps need; no path is stored).
+
+    Args: as `leaky_resnet_stack` for one network: `A0` `[N, w]`, `weights` `[L, w, w+1]`,
+    `rho` `[L]`, `leak` `[]`.
+    """
+    Wt, bias, c = _layer_major(weights[None], rho[None], leak.reshape(1))
+    A = A0[None]
+    diffs, norms = [], []
+    for _, new in _fused_layers(A, Wt, bias, c):
+        diffs.append(torch.dist(new, A))
+        norms.append(torch.linalg.vector_norm(A))
+        A = new
+    return torch.stack(diffs), torch.stack(norms)

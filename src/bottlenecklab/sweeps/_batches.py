@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import TextIO
 
 from bottlenecklab.sweeps._driver import Executor
 from bottlenecklab.sweeps._execute import Settings, _resolve_device, set_threads
@@ -26,8 +24,6 @@ from bottlenecklab.sweeps._store import DONE, FAILED, MetricsLog, RunContext, Ru
 __all__ = ["BatchFunction", "execute_batch", "run_batches"]
 
 BatchFunction = Callable[[list[RunRequest], list[RunContext]], None]
-
-CHECKPOINT = "checkpoint.pt"
 
 
 def _batch_request(members: Sequence[RunRequest]) -> RunRequest:
@@ -43,8 +39,7 @@ def _batch_request(members: Sequence[RunRequest]) -> RunRequest:
 
 def _fresh(store: RunStore, request: RunRequest) -> bool:
     """Neither finished nor started: only such runs join a batch."""
-    folder = store.folder(request.run_id)
-    return store.status(request.run_id) != DONE and not (folder / CHECKPOINT).is_file()
+    return store.status(request.run_id) != DONE and not store.checkpoint(request.run_id).is_file()
 
 
 def execute_batch(batch_fn: BatchFunction, settings: Settings, batch: RunRequest) -> str:
@@ -68,7 +63,7 @@ def execute_batch(batch_fn: BatchFunction, settings: Settings, batch: RunRequest
         contexts.append(
             RunContext(
                 folder=folder,
-                checkpoint=folder / CHECKPOINT,
+                checkpoint=store.checkpoint(m.run_id),
                 resume=False,
                 device=device,
                 metrics=MetricsLog(folder / "metrics.csv"),
@@ -95,12 +90,13 @@ def run_batches(
     executor: Executor,
     settings: Settings,
     *,
-    stream: TextIO | None = None,
+    log: Callable[[str], None] = print,
 ) -> tuple[int, int]:
     """Run each group of (fresh) requests as one batch job; returns (done, failed) batches.
 
-    `batch_fn` must be picklable (module level). Members of failed batches are left to the
-    per-run pass (`run_sweep`), which resumes them from any checkpoint the batch wrote.
+    `log` gets a line per finished batch. `batch_fn` must be picklable (module level).
+    Members of failed batches are left to the per-run pass (`run_sweep`), which resumes
+    them from any checkpoint the batch wrote.
     """
     store = RunStore(settings.root)
     batches = []
@@ -111,7 +107,6 @@ def run_batches(
     done = failed = 0
     if not batches:
         return done, failed
-    out = stream if stream is not None else sys.stderr
     job = functools.partial(execute_batch, batch_fn, settings)
     for b, status, error in executor.run(job, batches, lambda: None):
         if status == DONE:
@@ -119,10 +114,8 @@ def run_batches(
         else:
             failed += 1
         what = "trained" if status == DONE else "failed (its runs go on one by one)"
-        out.write(
+        log(
             f"batch {done + failed}/{len(batches)}: {b.labels['members']} runs {what}"
             + (f": {error.strip().splitlines()[-1]}" if error else "")
-            + "\n"
         )
-        out.flush()
     return done, failed

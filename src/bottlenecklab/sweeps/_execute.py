@@ -106,7 +106,7 @@ def execute_run(run_fn: RunFunction, settings: Settings, request: RunRequest) ->
         return DONE
     store.write_request(request)
     folder = store.folder(rid)
-    checkpoint = folder / "checkpoint.pt"
+    checkpoint = store.checkpoint(rid)
     meta = store.meta(rid)
     device = _resolve_device(settings.device)
     store.update_meta(

@@ -157,6 +157,10 @@ class RunStore:
         """The folder of run `run_id` (not created)."""
         return self.root / run_id
 
+    def checkpoint(self, run_id: str) -> Path:
+        """The checkpoint file of run `run_id` (the run function writes it)."""
+        return self.folder(run_id) / "checkpoint.pt"
+
     def status(self, run_id: str) -> str | None:
         """`DONE`, `FAILED`, `RUNNING`, or `None` for a run never started."""
         f = self.folder(run_id) / "status"
