@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
 from bottlenecklab.experiments._spec import Claim
 
-__all__ = ["at_least", "at_most", "in_range", "non_decreasing", "unmeasured"]
+__all__ = ["at_least", "at_most", "gated", "in_range", "non_decreasing", "unmeasured"]
 
 
 def _fmt(x: float) -> float | str:
@@ -49,3 +50,19 @@ def non_decreasing(
     measured = ", ".join(f"{v:.3f}" for v in vals)
     exp = "non-decreasing" + (f" (each step >= -{tol:g})" if tol else "")
     return Claim(id, source, statement, exp, measured, ok)
+
+
+def gated(claim: Claim, residual: float, threshold: float, what: str = "residual") -> Claim:
+    """A claim about a trained network counts only on a converged one: `residual <= threshold`.
+
+    `residual` measures distance from a critical point (e.g. the largest median
+    critical-point residual of paper 000 over the sweep). Above `threshold` (or not finite)
+    the claim is reported as not passed, with the residual as the reason; the gate is
+    written into `expected` either way.
+    """
+    ok = math.isfinite(residual) and residual <= threshold
+    expected = f"{claim.expected}; converged: {what} <= {threshold:g}"
+    if ok:
+        return dataclasses.replace(claim, expected=expected)
+    measured = f"{claim.measured} (not converged: {what} = {_fmt(residual)} > {threshold:g})"
+    return dataclasses.replace(claim, expected=expected, measured=measured, passed=False)

@@ -51,7 +51,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
         t0 = time.perf_counter()
         m = exp.measure(None, None, cfg)
         info = {"outcome": "done", "message": "", "steps": 0, "wall_s": time.perf_counter() - t0}
-        return RunResult(dict(m.scalars), {"layers": m.layers, "spectra": m.spectra}, info)
+        return RunResult(dict(m.scalars), m.all_tables(), info)
     data = cfg.task.build(seed=cfg.seed)
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
@@ -78,7 +78,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     m = exp.measure(model, data, cfg)
     scalars = {**m.scalars, "measure_s": time.perf_counter() - t0}
     info = {"outcome": outcome, "message": message, "steps": steps, "wall_s": wall}
-    return RunResult(scalars, {"layers": m.layers, "spectra": m.spectra}, info)
+    return RunResult(scalars, m.all_tables(), info)
 
 
 def _ensemble_key(request: RunRequest) -> str | None:
@@ -172,6 +172,7 @@ def point_result(
     point: dict[str, Any],
     layers: list[dict[str, Any]],
     spectra: list[dict[str, Any]],
+    tables: dict[str, list[dict[str, Any]]] | None = None,
 ) -> PointResult:
     """A `PointResult` from its row of `summary.parquet` and its rows of the long tables.
 
@@ -193,4 +194,8 @@ def point_result(
         spectra=[{k: v for k, v in r.items() if k != "run_id"} for r in spectra],
         steps=int(row.get("info.steps") or 0),
         wall_s=float(row.get("info.wall_s") or 0.0),
+        tables={
+            name: [{k: v for k, v in r.items() if k != "run_id"} for r in rows]
+            for name, rows in (tables or {}).items()
+        },
     )

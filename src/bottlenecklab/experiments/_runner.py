@@ -234,24 +234,28 @@ def load_run(out: Path, experiments: Mapping[str, Experiment]) -> RunRecord:
     meta = json.loads((out / "config.json").read_text())
     exp = experiments[meta["experiment"]]
     cfg = from_dict(type(exp.config), meta["config"])
-    tables = {
-        name: read_rows(out / f"{name}.parquet")
-        for name in ("summary", "layers", "spectra", "metrics")
-    }
+    fixed = ("summary", "layers", "spectra", "metrics")
+    named = sorted(p.stem for p in out.glob("*.parquet") if p.stem not in fixed)
+    tables = {name: read_rows(out / f"{name}.parquet") for name in (*fixed, *named)}
     by_id = {row["run_id"]: row for row in tables["summary"]}
-    layers: dict[str, list[dict[str, Any]]] = {}
-    spectra: dict[str, list[dict[str, Any]]] = {}
-    for row in tables["layers"]:
-        layers.setdefault(row["run_id"], []).append(row)
-    for row in tables["spectra"]:
-        spectra.setdefault(row["run_id"], []).append(row)
+    per_run: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name in ("layers", "spectra", *named):
+        for row in tables[name]:
+            per_run.setdefault(row["run_id"], {}).setdefault(name, []).append(row)
     points = []
     for req in point_requests(exp, cfg):
         row = by_id.get(req.run_id)
         if row is not None and row["status"] in ("DONE", "FAILED"):
-            point = req.payload["point"]
-            rid = req.run_id
-            points.append(point_result(row, point, layers.get(rid, []), spectra.get(rid, [])))
+            own = per_run.get(req.run_id, {})
+            points.append(
+                point_result(
+                    row,
+                    req.payload["point"],
+                    own.get("layers", []),
+                    own.get("spectra", []),
+                    {name: own.get(name, []) for name in named},
+                )
+            )
     claims_file = out / "claims.json"
     claims = []
     if claims_file.is_file():

@@ -36,12 +36,22 @@ class Measurement:
     Args:
         scalars: named numbers (one row of the run's summary table).
         layers: per-layer rows (long tables for plots), may be empty.
-        spectra: long-format singular values `{"layer", "matrix", "index", "value"}`.
+        spectra: singular values only, long format `{"layer", "matrix", "index", "value"}`.
+        tables: any other long tables, by name, one schema per name (e.g. `"pca"`:
+            `{"layer", "sample", "x", "y"}`); each becomes `<name>.parquet` of the run.
     """
 
     scalars: dict[str, float]
     layers: list[dict[str, float]] = field(default_factory=list)
     spectra: list[dict[str, Any]] = field(default_factory=list)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def all_tables(self) -> dict[str, list[dict[str, Any]]]:
+        """`layers`, `spectra` and the named `tables` together (what the run store keeps)."""
+        reserved = {"layers", "spectra", "summary", "metrics"} & set(self.tables)
+        if reserved:
+            raise ValueError(f"Measurement.tables may not use the reserved names {reserved}")
+        return {"layers": self.layers, "spectra": self.spectra, **self.tables}
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,7 @@ class PointResult:
     spectra: list[dict[str, Any]]
     steps: int
     wall_s: float
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from bottlenecklab.measure._coi import (
     kernel_norm_sq,
     stable_rank,
 )
+from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
     LayerTable,
     hamiltonian,
@@ -29,6 +30,7 @@ from bottlenecklab.measure._path_bounds import (
 )
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._weights import min_norm_weights
+from bottlenecklab.theory import numerical_rank
 
 __all__ = [
     "LayerTable",
@@ -36,14 +38,17 @@ __all__ = [
     "coi_residual",
     "cost_of_identity",
     "features",
+    "fit_line",
     "hamiltonian",
     "hamiltonian_summary",
     "kernel_norm_sq",
     "leaky_resnet_layers",
+    "loglog_slope",
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
     "negative_mass",
+    "numerical_rank",
     "path_length",
     "pca_paths",
     "stable_rank",

@@ -16,6 +16,7 @@ from bottlenecklab.theory._hamiltonian_flow import (
     vector_field,
 )
 from bottlenecklab.theory._rk4 import grid, rk4
+from bottlenecklab.theory._spectral import numerical_rank
 from bottlenecklab.theory._symmetries import (
     Weights,
     leaky_ode,
@@ -33,6 +34,7 @@ __all__ = [
     "hamiltonian_flow",
     "leaky_ode",
     "minimize_cost_of_identity",
+    "numerical_rank",
     "output_scaled_path",
     "relative_gamma",
     "rk4",
