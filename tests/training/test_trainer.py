@@ -368,3 +368,38 @@ def test_lbfgs_iterates_do_not_depend_on_the_logging_interval(tiny_data):
         train(net, tiny_data, cfg, progress=False)
         finals.append(net.weights.detach().clone())
     assert torch.allclose(finals[0], finals[1], rtol=0, atol=1e-10)
+
+
+def test_cross_entropy_cost_is_the_mean_over_samples():
+    from bottlenecklab.tasks import COSTS, cross_entropy_cost
+
+    logits = torch.tensor([[2.0, 0.0, -1.0], [0.0, 0.0, 0.0]], dtype=torch.float64)
+    Y = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
+    expected = torch.nn.functional.cross_entropy(logits, Y.argmax(1))
+    assert float(cross_entropy_cost(logits, Y)) == pytest.approx(float(expected), rel=1e-12)
+    assert COSTS["cross_entropy"] is cross_entropy_cost
+
+
+def test_backtracking_gd_halves_a_step_that_raises_the_loss(tiny_data):
+    from bottlenecklab.models import FCNNConfig
+
+    net = FCNNConfig(depth=3, width=8).build(
+        tiny_data.d_in, tiny_data.d_out, seed=0, dtype=torch.float64
+    )
+    # lr 50 overshoots: every accepted step lowers the loss, rejected ones halve the lr.
+    cfg = TrainConfig(
+        lam=1e-3,
+        dtype="float64",
+        log_every=1,
+        phases=(PhaseConfig("sgd", 30, 50.0, backtrack=True),),
+    )
+    res = train(net, tiny_data, cfg, progress=False)
+    losses = [r["loss"] for r in res.metrics]
+    lrs = [r["lr"] for r in res.metrics]
+    assert all(b <= a + 1e-12 for a, b in zip(losses[:-1], losses[1:]))
+    assert lrs[-1] < 50.0 and all(b <= a for a, b in zip(lrs[:-1], lrs[1:]))
+
+
+def test_backtracking_is_for_gd_only():
+    with pytest.raises(ConfigError):
+        PhaseConfig("adam", 10, 1e-3, backtrack=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
-__all__ = ["Dataset", "Standardizer", "data_cost"]
+__all__ = ["COSTS", "Dataset", "Standardizer", "cross_entropy_cost", "data_cost"]
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,18 @@ def data_cost(Y_hat: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     `[N, d]` gives a scalar; stacked members `[E, N, d]` give `[E]`.
     """
     return (Y - Y_hat).pow(2).sum(dim=(-2, -1)) / Y.shape[-2]
+
+
+def cross_entropy_cost(logits: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy `-(1/N) sum_i <Y_i, log softmax(logits_i)>` (spec `README.md`).
+
+    `Y` holds one-hot (or probability) rows, `[N, C]` like the logits, so a classification
+    `Dataset` keeps the same shapes as a regression one. `[E, N, C]` stacks give `[E]`.
+    """
+    return -(Y * torch.log_softmax(logits, dim=-1)).sum(dim=(-2, -1)) / Y.shape[-2]
+
+
+COSTS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "mse": data_cost,
+    "cross_entropy": cross_entropy_cost,
+}

@@ -22,6 +22,9 @@ class PhaseConfig:
         schedule: `constant` or `cosine` (decay to 0 over the phase).
         momentum: SGD momentum.
         history: L-BFGS history size.
+        backtrack: `sgd` only: a step that raises the loss is undone and the learning
+            rate halved for the rest of the phase (the papers' "halving the step when the
+            loss rises", spec `l2-sparsity.md`, `depth-and-rank.md`).
     """
 
     optimizer: Literal["adam", "sgd", "lbfgs"] = "adam"
@@ -30,6 +33,7 @@ class PhaseConfig:
     schedule: Literal["constant", "cosine"] = "constant"
     momentum: float = 0.0
     history: int = 50
+    backtrack: bool = False
 
     def __post_init__(self) -> None:
         if self.steps < 0:
@@ -40,6 +44,8 @@ class PhaseConfig:
             raise ConfigError(f"phase momentum must be in [0, 1), got {self.momentum}")
         if self.history < 1:
             raise ConfigError(f"phase history must be >= 1, got {self.history}")
+        if self.backtrack and self.optimizer != "sgd":
+            raise ConfigError("phase backtrack is for the sgd optimizer only")
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ class TrainConfig:
 
     Args:
         lam: weight decay `lambda >= 0` (written out in the loss, never the optimizer's).
+        cost: the data cost, `mse` (`(1/N)||Y - Y_hat||_F^2`) or `cross_entropy` (mean over
+            samples; `Y` one-hot).
         phases: the phases, run in order (e.g. Adam, then SGD; paper 000, App. B).
         lr_per_depth: divide every learning rate by the depth (`lr ~ 1/L`, paper 001).
         dtype: training precision.
@@ -56,6 +64,7 @@ class TrainConfig:
     """
 
     lam: float = 0.002
+    cost: Literal["mse", "cross_entropy"] = "mse"
     phases: tuple[PhaseConfig, ...] = (
         PhaseConfig("adam", 20_000, 1e-3),
         PhaseConfig("sgd", 10_000, 1e-4),

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from bottlenecklab.tasks import Dataset, data_cost
+from bottlenecklab.tasks import COSTS, Dataset
 from bottlenecklab.training._checkpoint import save_checkpoint
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._trainer import (
@@ -45,12 +45,13 @@ __all__ = ["train_ensemble"]
 class _Objective(nn.Module):
     """`(X, Y, lam) -> [loss, cost, reg]` of the wrapped network (what gets vmapped)."""
 
-    def __init__(self, net: nn.Module) -> None:
+    def __init__(self, net: nn.Module, cost: str = "mse") -> None:
         super().__init__()
         self.net = net
+        self.cost = COSTS[cost]
 
     def forward(self, X: torch.Tensor, Y: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
-        cost = data_cost(self.net(X), Y)
+        cost = self.cost(self.net(X), Y)
         reg = self.net.regularization(lam)
         return torch.stack([cost + reg, cost, reg], dim=-1)  # [3], or [E, 3] when stacked
 
@@ -60,7 +61,7 @@ def _check(models: Sequence[nn.Module], cfgs: Sequence[TrainConfig]) -> None:
         raise ValueError("train_ensemble needs one TrainConfig per model (and >= 1 model)")
     first = cfgs[0]
     for c in cfgs[1:]:
-        shared = ("phases", "dtype", "log_every", "checkpoint_every", "lr_per_depth")
+        shared = ("phases", "dtype", "log_every", "checkpoint_every", "lr_per_depth", "cost")
         if any(getattr(c, k) != getattr(first, k) for k in shared):
             raise ValueError(f"ensemble members must share {', '.join(shared)}")
     if first.phases[0].optimizer == "lbfgs":
@@ -79,9 +80,12 @@ def _stack(arrays: Sequence[Any], dtype: torch.dtype, device: str) -> torch.Tens
 
 
 def ensemble_phases(cfg: TrainConfig) -> int:
-    """How many leading phases of `cfg` an ensemble trains (those before the first L-BFGS)."""
+    """How many leading phases of `cfg` an ensemble trains: those before the first L-BFGS
+    or backtracking phase (both decide per member whether a step is taken)."""
     n = 0
-    while n < len(cfg.phases) and cfg.phases[n].optimizer != "lbfgs":
+    while (
+        n < len(cfg.phases) and cfg.phases[n].optimizer != "lbfgs" and not cfg.phases[n].backtrack
+    ):
         n += 1
     return n
 
@@ -132,7 +136,7 @@ def train_ensemble(
         _stack([d.y_test for d in data], dtype, device),
     )
     lams = torch.tensor([c.lam for c in cfgs], dtype=dtype, device=device)  # [E]
-    objectives = [_Objective(m) for m in models]
+    objectives = [_Objective(m, cfg.cost) for m in models]
     params, buffers = stack_module_state(objectives)  # name -> [E, ...]
     params = {n: p.detach().requires_grad_(True) for n, p in params.items()}
     template = copy.deepcopy(objectives[0]).to("meta")

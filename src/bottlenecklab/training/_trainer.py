@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from bottlenecklab.tasks import Dataset, data_cost
+from bottlenecklab.tasks import COSTS, Dataset
 from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 
@@ -100,7 +100,7 @@ def train(
 ) -> TrainResult:
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
-    The loss is `C(Y_hat) + model.regularization(lam)`. Models with `adapt_every > 0`
+    The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`). Models with `adapt_every > 0`
     (adaptive layer steps) get `model.adapt(X)` every `adapt_every` first-order steps.
 
     Args:
@@ -127,6 +127,7 @@ def train(
 
     result = TrainResult()
     start_phase, start_t, opt_state = 0, 0, None
+    lr_factor = 1.0  # a backtracking GD phase halves it on every rejected step
     if resume:
         if checkpoint is None:
             raise CheckpointError("--resume needs a checkpoint file")
@@ -134,12 +135,15 @@ def train(
         model.load_state_dict(state["model"])
         start_phase, start_t = state["phase"], state["t"]
         opt_state = state.get("optimizer")
+        lr_factor = float(state.get("lr_factor", 1.0))
         result.metrics = list(state["metrics"])
         result.steps = state["steps"]
         result.wall_s = state["wall_s"]
 
+    cost_fn = COSTS[cfg.cost]
+
     def loss_parts() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        cost = data_cost(model(X), Y)
+        cost = cost_fn(model(X), Y)
         reg = model.regularization(cfg.lam)
         return cost + reg, cost, reg
 
@@ -155,6 +159,7 @@ def train(
                 "steps": result.steps,
                 "metrics": result.metrics,
                 "wall_s": result.wall_s + (time.perf_counter() - t0),
+                "lr_factor": lr_factor,
             },
             checkpoint,
         )
@@ -172,13 +177,15 @@ def train(
         base_lr = phase.lr * scale
         opt = _optimizer(phase, params, base_lr)
         t = 0
+        if phase_i != start_phase:
+            lr_factor = 1.0
         if phase_i == start_phase and opt_state is not None:
             opt.load_state_dict(opt_state)
             t = start_t
         elif phase_i == start_phase:
             t = start_t
         while t < phase.steps:
-            lr = _lr_at(phase, base_lr, t)
+            lr = _lr_at(phase, base_lr, t) * lr_factor
             for g in opt.param_groups:
                 g["lr"] = lr
             done = 1
@@ -204,14 +211,25 @@ def train(
                 opt.zero_grad()
                 loss = loss_parts()[0]
                 loss.backward()
-                opt.step()
+                if phase.backtrack:
+                    before = [p.detach().clone() for p in params]
+                    opt.step()
+                    with torch.no_grad():
+                        after = float(loss_parts()[0])
+                    if not after <= float(loss.detach()):  # rejected (also NaN): undo, halve
+                        with torch.no_grad():
+                            for p, b in zip(params, before):
+                                p.copy_(b)
+                        lr_factor *= 0.5
+                else:
+                    opt.step()
             t += done
             result.steps += done
             bar.update(done)
             value = float(loss.detach())  # the loss *before* this step (chunk)
             last = t == phase.steps and phase_i == len(cfg.phases) - 1
             if math.isfinite(value) and (result.steps % cfg.log_every == 0 or last):
-                row = _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0)
+                row = _log_row(model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0)
                 result.metrics.append(row)
                 if on_log is not None:
                     on_log(row)
@@ -240,14 +258,16 @@ def train(
     return result
 
 
-def _log_row(model, loss_parts, Xt, Yt, params, phase, lr, result, t0) -> dict[str, Any]:
+def _log_row(
+    model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0
+) -> dict[str, Any]:
     for p in params:
         p.grad = None
     loss, cost, reg = loss_parts()
     loss.backward()
     grad_norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in params if p.grad is not None))
     with torch.no_grad():
-        test_cost = float(data_cost(model(Xt), Yt))
+        test_cost = float(cost_fn(model(Xt), Yt))
     return {
         "step": result.steps,
         "phase": phase.optimizer,
