@@ -100,8 +100,8 @@ def train(
 ) -> TrainResult:
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
-    The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`). Models with `adapt_every > 0`
-    (adaptive layer steps) get `model.adapt(X)` every `adapt_every` first-order steps.
+    The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`).
+    Models with `adapt_every > 0` (adaptive layer steps) get `model.adapt(X)` every `adapt_every` first-order steps.
 
     Args:
         model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
