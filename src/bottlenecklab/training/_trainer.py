@@ -101,7 +101,8 @@ def train(
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
     The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`).
-    Models with `adapt_every > 0` (adaptive layer steps) get `model.adapt(X)` every `adapt_every` first-order steps.
+    Models with `adapt_every > 0` (adaptive layer steps) get `model.adapt(X)` every
+    `adapt_every` first-order steps.
 
     Args:
         model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
