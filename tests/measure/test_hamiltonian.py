@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import torch
@@ -185,7 +183,6 @@ def test_critical_point_identity_after_training_to_convergence():
     ReLU kinks, where L-BFGS stalls with residuals of 0.03-1 (measured). Here the gradient
     norm reaches 1.3e-8 and the residual 1.6e-7 (measured); the test asks for < 1e-5.
     """
-    t0 = time.perf_counter()
     net = LeakyResNetConfig(width=4, depth=3, leak=0.5).build(4, 2, seed=1, dtype=torch.float64)
     data = _positive_regime_data(net)
     cfg = TrainConfig(
@@ -201,7 +198,6 @@ def test_critical_point_identity_after_training_to_convergence():
     assert min(float(A.min()) for A in path) > 0  # the premise: no ReLU kink was crossed
     assert res.metrics[-1]["grad_norm"] < 1e-6
     assert table.column("cp_residual").max() < 1e-5
-    assert time.perf_counter() - t0 < 20
 
 
 def test_summary_is_median_min_max_over_layers(tiny_net, tiny_data):
