@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from bottlenecklab import theory
 from bottlenecklab.measure._coi import (
     as_float64,
     coi_residual,
@@ -52,13 +53,9 @@ def hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
     (paper 000, §1.5; the same quantity as `theory.hamiltonian(A_{l-1}, B_l, L~)`)."""
     leak = float(model.leak)
     path, B = momenta(model, X, Y, lam)
-    out = []
-    for l in range(1, len(path)):
-        BS = B[l - 1].T @ features(path[l - 1])  # [w, w+1]
-        out.append(
-            0.5 * leak * float(BS.pow(2).sum()) - leak * float((B[l - 1] * path[l - 1]).sum())
-        )
-    return np.array(out)
+    return np.array(
+        [float(theory.hamiltonian(path[l - 1], B[l - 1], leak)) for l in range(1, len(path))]
+    )
 
 
 @dataclass(frozen=True)
@@ -117,7 +114,7 @@ def leaky_resnet_layers(
         Bl = B[l - 1]  # [N, w]
         S_prev = features(A_prev)  # [N, w+1]
         BS = Bl.T @ S_prev  # [w, w+1]
-        H = 0.5 * leak * float(BS.pow(2).sum()) - leak * float((Bl * A_prev).sum())
+        H = float(theory.hamiltonian(A_prev, Bl, leak))
         gamma = gamma0 * float(torch.linalg.matrix_norm(S_prev, ord=2) ** 2)
         V = (A - A_prev) / rho[l - 1]
         v2 = kernel_norm_sq(V, S_prev, gamma)

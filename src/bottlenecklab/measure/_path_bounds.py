@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from bottlenecklab import theory
 from bottlenecklab.measure._coi import features, kernel_norm_sq
 from bottlenecklab.measure._hamiltonian import LayerTable, momenta
 
@@ -96,8 +97,7 @@ def theorem4_constant_gamma(
     for l in range(1, len(path)):
         A_prev = path[l - 1]
         S = features(A_prev)  # [N, w+1]
-        BS = B[l - 1].T @ S
-        H = 0.5 * leak * float(BS.pow(2).sum()) - leak * float((B[l - 1] * A_prev).sum())
+        H = float(theory.hamiltonian(A_prev, B[l - 1], leak))
         rank_h.append(-2.0 / leak * H)
         coi.append(kernel_norm_sq(A_prev, S, gamma))
         V = (path[l] - A_prev) / rho[l - 1]

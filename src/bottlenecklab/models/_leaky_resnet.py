@@ -13,14 +13,9 @@ from torch import nn
 from bottlenecklab.config import ConfigError
 from bottlenecklab.models._leaky_stack import leaky_resnet_stack, leaky_resnet_step_norms
 from bottlenecklab.models._schedules import adaptive_steps_from_norms, layer_steps
+from bottlenecklab.theory import sigma
 
 __all__ = ["LeakyResNet", "LeakyResNetConfig", "sigma"]
-
-
-def sigma(A: torch.Tensor) -> torch.Tensor:
-    """`sigma(A) = [relu(A), 1]`: `[N, w] -> [N, w+1]` (paper 000, §1)."""
-    ones = torch.ones(A.shape[:-1] + (1,), dtype=A.dtype, device=A.device)
-    return torch.cat([torch.relu(A), ones], dim=-1)
 
 
 @dataclass(frozen=True)

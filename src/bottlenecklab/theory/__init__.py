@@ -6,8 +6,9 @@ Paper 000: the Hamiltonian system of representation geodesics (`hamiltonian`,
 `measure` for the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`).
 """
 
-from bottlenecklab.theory._coi import cost_of_identity, relative_gamma, stable_rank
+from bottlenecklab.theory._coi import cost_of_identity, kernel_norm_sq, relative_gamma, stable_rank
 from bottlenecklab.theory._coi_minima import minimize_cost_of_identity
+from bottlenecklab.theory._features import features, sigma
 from bottlenecklab.theory._hamiltonian_flow import (
     geodesic_weights,
     hamiltonian,
@@ -28,10 +29,12 @@ from bottlenecklab.theory._symmetries import (
 __all__ = [
     "Weights",
     "cost_of_identity",
+    "features",
     "geodesic_weights",
     "grid",
     "hamiltonian",
     "hamiltonian_flow",
+    "kernel_norm_sq",
     "leaky_ode",
     "minimize_cost_of_identity",
     "numerical_rank",
@@ -39,6 +42,7 @@ __all__ = [
     "relative_gamma",
     "rk4",
     "shoot",
+    "sigma",
     "stable_rank",
     "stretch_range",
     "vector_field",

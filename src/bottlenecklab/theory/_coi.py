@@ -1,51 +1,61 @@
-"""Cost of identity as a differentiable function, its Prop 1 bound, and its minima
-(paper 000, §1.4).
+"""Cost of identity, kernel norms and stable rank as pure tensor formulas (paper 000, §1.4).
 
 Rows are samples: `A` is `[N, w]`, `S = sigma(A)` is `[N, w+1]` (with bias) or `relu(A)`
 (`[N, w]`, bias-free) and `K = S S^T`. The cost of identity is
-`||A||^2_{K + gamma I} = Tr[A^T (K + gamma I)^{-1} A]`.
+`||A||^2_{K + gamma I} = Tr[A^T (K + gamma I)^{-1} A]`. These are the library's only
+implementations: `measure` applies them to trained networks (float64, floats out).
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["cost_of_identity", "relative_gamma", "stable_rank"]
+from bottlenecklab.theory._features import features
 
-
-def _features(A: torch.Tensor, bias: bool) -> torch.Tensor:
-    R = torch.relu(A)
-    if not bias:
-        return R
-    return torch.cat([R, torch.ones(A.shape[0], 1, dtype=A.dtype, device=A.device)], dim=1)
+__all__ = ["cost_of_identity", "kernel_norm_sq", "relative_gamma", "stable_rank"]
 
 
 def relative_gamma(A: torch.Tensor, gamma0: float, *, bias: bool = True) -> torch.Tensor:
     """`gamma = gamma0 ||K||_op = gamma0 s_max(S)^2` (the spec's Decision on paper 000, Thm 4)."""
-    return gamma0 * torch.linalg.matrix_norm(_features(A, bias), ord=2).pow(2)
+    return gamma0 * torch.linalg.matrix_norm(features(A, bias), ord=2).pow(2)
+
+
+def kernel_norm_sq(
+    M: torch.Tensor, S: torch.Tensor, gamma: float | torch.Tensor = 0.0
+) -> torch.Tensor:
+    """`||M||^2_{K + gamma I} = Tr[M^T (K + gamma I)^{-1} M]`, `K = S S^T`, a 0-d tensor.
+
+    `gamma > 0`: the Woodbury form
+    `gamma^{-1} (||M||^2 - Tr[(S^T M)^T (S^T S + gamma I)^{-1} (S^T M)])`, an `m x m`
+    Cholesky solve instead of `N x N` (spec `leaky-resnets.md`). `gamma = 0`: the
+    pseudo-inverse value `||S^+ M||_F^2` (finite only for `M` in the range of `S`; the
+    part outside, where paper 000 calls the norm infinite, is `measure.coi_residual`).
+    Differentiable in `M` and `S`.
+
+    Args:
+        M: `[N, w]`; S: `[N, m]`; gamma: absolute ridge, `>= 0`.
+    """
+    if isinstance(gamma, float | int):
+        if gamma < 0:
+            raise ValueError(f"gamma must be >= 0, got {gamma}")
+        if gamma == 0:
+            return (torch.linalg.pinv(S) @ M).pow(2).sum()
+    SM = S.transpose(-1, -2) @ M  # [m, w]
+    G = S.transpose(-1, -2) @ S + gamma * torch.eye(S.shape[-1], dtype=S.dtype, device=S.device)
+    Z = torch.cholesky_solve(SM, torch.linalg.cholesky(G))  # (S^T S + gamma I)^{-1} S^T M
+    return (M.pow(2).sum() - (SM * Z).sum()) / gamma
 
 
 def cost_of_identity(
     A: torch.Tensor, *, gamma: float | torch.Tensor = 0.0, bias: bool = True
 ) -> torch.Tensor:
-    """The cost of identity `||A||^2_{K + gamma I}` as a differentiable 0-d tensor (§1.4).
-
-    `gamma > 0` uses the Woodbury form
-    `gamma^{-1} (||A||^2 - Tr[(S^T A)^T (S^T S + gamma I)^{-1} (S^T A)])`; `gamma = 0` is
-    `||S^+ A||_F^2` by a pseudo-inverse (unstable near rank drops; finite only when the
-    columns of `A` lie in the range of `S`, else the paper calls it infinite).
+    """The cost of identity `||A||^2_{K + gamma I}`, `S = sigma(A)` (paper 000, §1.4).
 
     Args:
         A: `[N, w]`; gamma: absolute ridge (`relative_gamma` gives the scaled one);
         bias: `S = [relu(A), 1]` (`True`) or `relu(A)`.
     """
-    S = _features(A, bias)
-    if isinstance(gamma, float | int) and gamma == 0:
-        return (torch.linalg.pinv(S) @ A).pow(2).sum()
-    SA = S.T @ A  # [m, w]
-    G = S.T @ S + gamma * torch.eye(S.shape[1], dtype=A.dtype, device=A.device)
-    Z = torch.linalg.solve(G, SA)
-    return (A.pow(2).sum() - (SA * Z).sum()) / gamma
+    return kernel_norm_sq(A, features(A, bias), gamma)
 
 
 def stable_rank(A: torch.Tensor) -> torch.Tensor:

@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import torch
 
+from bottlenecklab.theory._features import sigma
 from bottlenecklab.theory._rk4 import rk4
 
 __all__ = ["geodesic_weights", "hamiltonian", "hamiltonian_flow", "shoot", "vector_field"]
-
-
-def _sigma(A: torch.Tensor) -> torch.Tensor:
-    ones = torch.ones(A.shape[:-1] + (1,), dtype=A.dtype, device=A.device)
-    return torch.cat([torch.relu(A), ones], dim=-1)
 
 
 def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:
@@ -31,7 +27,7 @@ def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:
     Args:
         A: representation `[N, w]`; B: momentum `[N, w]`; leak: effective depth `L~`.
     """
-    BS = B.transpose(-1, -2) @ _sigma(A)  # [w, w+1]
+    BS = B.transpose(-1, -2) @ sigma(A)  # [w, w+1]
     return 0.5 * leak * BS.pow(2).sum() - leak * (B * A).sum()
 
 
@@ -43,7 +39,7 @@ def vector_field(
     `dA/dp = L~ (K B - A)` and `dB/dp = -L~ (relu'(A) * (B B^T relu(A)) - B)`, where
     `relu'(A)` is the 0/1 mask of `A > 0`.
     """
-    S = _sigma(A)  # [N, w+1]
+    S = sigma(A)  # [N, w+1]
     dA = leak * (S @ (S.T @ B) - A)  # K B - A, [N, w]
     R = torch.relu(A)
     mask = (A > 0).to(A.dtype)
@@ -84,4 +80,4 @@ def geodesic_weights(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Ten
     Args:
         A, B: `[..., N, w]`. Returns `[..., w, w+1]`.
     """
-    return leak * B.transpose(-1, -2) @ _sigma(A)
+    return leak * B.transpose(-1, -2) @ sigma(A)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import torch
 
+from bottlenecklab.theory._features import sigma
 from bottlenecklab.theory._rk4 import rk4
 
 __all__ = [
@@ -24,11 +25,6 @@ __all__ = [
 ]
 
 Weights = Callable[[float], torch.Tensor]
-
-
-def _sigma(A: torch.Tensor) -> torch.Tensor:
-    ones = torch.ones(A.shape[:-1] + (1,), dtype=A.dtype, device=A.device)
-    return torch.cat([torch.relu(A), ones], dim=-1)
 
 
 def leaky_ode(
@@ -43,7 +39,7 @@ def leaky_ode(
     """
 
     def f(p: float, y: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-        return (-leak * y[0] + _sigma(y[0]) @ W(p).T,)
+        return (-leak * y[0] + sigma(y[0]) @ W(p).T,)
 
     return torch.stack([s[0] for s in rk4(f, (A0,), 0.0, p_end, steps)])
 
