@@ -1,6 +1,7 @@
 # Bottleneck Lab — the two commands of the README, and the benchmarks.
 #   make demo   creates .venv, installs, runs the flagship quick experiment, builds the report
 #   make test   creates .venv if needed, installs with dev extras, runs the test suite
+#   make test-slow  every quick preset, asserting all its claims pass (not in `make test`)
 #   make bench  speed benchmarks (never part of `make test`)
 PYTHON ?= python3
 VENV   := .venv
@@ -8,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --constraint constraints.txt
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test test-slow bench lint clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,10 @@ test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
+
+# Every experiment's quick preset, asserting that all its claims pass (tens of minutes).
+test-slow: $(VENV)/.installed-dev
+	$(PY) -m pytest -m slow
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m benchmarks

@@ -226,3 +226,23 @@ def test_hamiltonian_needs_a_positive_leak(tiny_data):
     net = LeakyResNetConfig(width=3, depth=2, leak=0.0).build(tiny_data.d_in, tiny_data.d_out)
     with pytest.raises(ValueError, match="L~ > 0"):
         leaky_resnet_layers(net, tiny_data.x_train, tiny_data.y_train, LAM)
+
+
+def test_every_quantity_sits_at_its_own_depth(tiny_net, tiny_data):
+    """Layer l's H, kinetic and COI_gamma are quantities of A_{l-1}: at p_{l-1}; the COI,
+    stable rank and negative mass of A_l (and W_l's spectra) at p_l."""
+    from bottlenecklab.measure import INPUT_PAIRED, layer_series
+
+    table = leaky_resnet_layers(tiny_net, tiny_data.x_train, tiny_data.y_train, LAM)
+    rho = tiny_net.rho.detach().numpy()
+    p = np.cumsum(rho)
+    p_in = np.concatenate([[0.0], p[:-1]])
+    for name in ("rank_H", "kinetic", "coi_gamma", "rank_H_gamma"):
+        assert name in INPUT_PAIRED
+        at, values = layer_series(table.rows, name)
+        np.testing.assert_allclose(at, p_in, atol=1e-12)
+        np.testing.assert_array_equal(values, table.column(name))
+    for name in ("coi", "stable_rank", "negative_mass", "cp_residual"):
+        np.testing.assert_allclose(table.series(name)[0], p, atol=1e-12)
+    # Layer l+1's COI_gamma and layer l's COI are both quantities of A_l: same position.
+    assert table.series("coi_gamma")[0][1:] == pytest.approx(table.series("coi")[0][:-1])

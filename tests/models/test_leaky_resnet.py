@@ -254,3 +254,20 @@ def test_adapt_equals_the_update_from_the_whole_path(damping):
     expected = adaptive_steps(net.forward_path(X), net.rho, damping)
     net.adapt(X)
     torch.testing.assert_close(net.rho, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_steps_from_the_training_forward_equal_a_separate_adapt_pass():
+    """`record_step_norms` + forward + `adapt_recorded` gives exactly the steps of
+    `adapt(X)` on the same weights (the same reductions), and leaves outputs unchanged."""
+    a = _net(schedule="adaptive", init="random", leak=0.5)
+    b = _net(schedule="adaptive", init="random", leak=0.5)
+    X = _x()
+    a.adapt(X)
+    b.record_step_norms()
+    out = b(X)
+    b.adapt_recorded()
+    assert torch.equal(a.rho, b.rho)
+    b.rho.copy_(a.rho.new_full(a.rho.shape, 1.0 / a.depth))
+    assert torch.equal(out, b(X))  # recording does not change the forward
+    with pytest.raises(RuntimeError, match="record_step_norms"):
+        b.adapt_recorded()  # the norms are used once

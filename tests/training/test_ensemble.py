@@ -5,8 +5,7 @@ import torch
 
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.training import PhaseConfig, TrainConfig, train, train_ensemble
-from bottlenecklab.training._ensemble import ensemble_phases
+from bottlenecklab.training import PhaseConfig, TrainConfig, ensemble_phases, train, train_ensemble
 
 TASK = TeacherConfig(dims=(6, 2, 6), hidden=16, n_train=48, n_test=48)
 PHASES = (

@@ -8,7 +8,15 @@ from collections.abc import Sequence
 
 from bottlenecklab.experiments._spec import Claim
 
-__all__ = ["at_least", "at_most", "gated", "in_range", "non_decreasing", "unmeasured"]
+__all__ = [
+    "at_least",
+    "at_most",
+    "gated",
+    "greater_than",
+    "in_range",
+    "non_decreasing",
+    "unmeasured",
+]
 
 
 def _fmt(x: float) -> float | str:
@@ -31,6 +39,12 @@ def at_least(id: str, source: str, statement: str, value: float, bound: float, t
     ok = math.isfinite(value) and value >= bound - tol
     exp = f">= {bound:.4g}" + (f" - {tol:g}" if tol else "")
     return Claim(id, source, statement, exp, _fmt(value), ok)
+
+
+def greater_than(id: str, source: str, statement: str, value: float, bound: float) -> Claim:
+    """`value > bound` (strictly: equality is not enough, e.g. "larger in the middle")."""
+    ok = math.isfinite(value) and value > bound
+    return Claim(id, source, statement, f"> {bound:g}", _fmt(value), ok)
 
 
 def at_most(id: str, source: str, statement: str, value: float, bound: float) -> Claim:

@@ -26,8 +26,13 @@ from bottlenecklab.sweeps import (
     Settings,
     run_batches,
 )
-from bottlenecklab.training import TrainingDiverged, load_checkpoint, train, train_ensemble
-from bottlenecklab.training._ensemble import ensemble_phases
+from bottlenecklab.training import (
+    TrainingDiverged,
+    ensemble_phases,
+    load_checkpoint,
+    train,
+    train_ensemble,
+)
 
 __all__ = [
     "ensemble_groups",

@@ -13,11 +13,14 @@ from bottlenecklab.measure._coi import (
     kernel_norm_sq,
     stable_rank,
 )
+from bottlenecklab.measure._costs import costs, float64_copy
 from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
+    INPUT_PAIRED,
     LayerTable,
     hamiltonian,
     hamiltonian_summary,
+    layer_series,
     leaky_resnet_layers,
     momenta,
 )
@@ -29,18 +32,23 @@ from bottlenecklab.measure._path_bounds import (
     theorem4_constant_gamma,
 )
 from bottlenecklab.measure._pca import pca_paths
+from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
 
 __all__ = [
+    "INPUT_PAIRED",
     "LayerTable",
     "balancedness_residual",
     "coi_residual",
     "cost_of_identity",
+    "costs",
     "features",
     "fit_line",
+    "float64_copy",
     "hamiltonian",
     "hamiltonian_summary",
+    "layer_series",
     "kernel_norm_sq",
     "leaky_resnet_layers",
     "loglog_slope",
@@ -52,6 +60,7 @@ __all__ = [
     "path_length",
     "pca_paths",
     "stable_rank",
+    "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
 ]

@@ -25,7 +25,40 @@ from bottlenecklab.measure._coi import (
 )
 from bottlenecklab.tasks import data_cost
 
-__all__ = ["LayerTable", "hamiltonian", "hamiltonian_summary", "leaky_resnet_layers", "momenta"]
+__all__ = [
+    "INPUT_PAIRED",
+    "LayerTable",
+    "hamiltonian",
+    "hamiltonian_summary",
+    "layer_series",
+    "leaky_resnet_layers",
+    "momenta",
+]
+
+# Columns of layer `l` that are quantities of its input `A_{l-1}` (paired with `B_l`):
+# they sit at `p_{l-1}` (column `p_in`). Every other column is a quantity of `A_l` or of
+# `W_l` / `B_l` and sits at `p_l` (column `p`).
+INPUT_PAIRED = (
+    "H",
+    "rank_H",
+    "kinetic",
+    "coi_gamma",
+    "gamma",
+    "H_gamma",
+    "rank_H_gamma",
+    "BS_norm",
+    "V_norm",
+)
+
+
+def layer_series(rows: list[dict[str, Any]], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """`(positions, values)` of one column of a layer table, each `[L]`, every quantity at
+    its own depth: `p_{l-1}` for those of the input `A_{l-1}` (`INPUT_PAIRED`), else `p_l`."""
+    at = "p_in" if name in INPUT_PAIRED else "p"
+    return (
+        np.array([r[at] for r in rows], dtype=float),
+        np.array([r[name] for r in rows], dtype=float),
+    )
 
 
 def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -74,6 +107,10 @@ class LayerTable:
         """One column over layers, `[L]`."""
         return np.array([r[name] for r in self.rows], dtype=float)
 
+    def series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """`(positions, values)` of a column at its own depth (`layer_series`)."""
+        return layer_series(self.rows, name)
+
 
 def leaky_resnet_layers(
     model: Any, X: Any, Y: Any, lam: float, *, gamma0: float = 1e-3, top: int = 10
@@ -82,7 +119,9 @@ def leaky_resnet_layers(
 
     Columns (layer `l` pairs `B_l` with `A_{l-1}`; `S = sigma(A)`, `K = S S^T`,
     `gamma_l = gamma0 ||K_{l-1}||_op` — the spec's Decision, paper 000 Thm 4):
-      `layer`, `p` (`rho_1 + ... + rho_l`), `rho`;
+      `layer`, `p` (`p_l = rho_1 + ... + rho_l`, where `A_l` sits), `p_in` (`p_{l-1}`, where
+      the layer's input sits: the columns in `INPUT_PAIRED` are quantities of `A_{l-1}`
+      and belong there), `rho`;
       `H` = `(L~/2) ||B_l^T S_{l-1}||^2 - L~ <B_l, A_{l-1}>` and `rank_H = -(2/L~) H`;
       `kinetic` = `(1/(2L~)) ||V_l||^2_{K_{l-1}+gamma I}`, `V_l = (A_l - A_{l-1}) / rho_l`;
       `coi_gamma` = `||A_{l-1}||^2_{K_{l-1}+gamma I}`; `H_gamma` = kinetic - (L~/2) coi_gamma
@@ -127,6 +166,7 @@ def leaky_resnet_layers(
             {
                 "layer": l,
                 "p": float(p[l - 1]),
+                "p_in": float(p[l - 1] - rho[l - 1]),
                 "rho": float(rho[l - 1]),
                 "H": H,
                 "rank_H": -2.0 / leak * H,

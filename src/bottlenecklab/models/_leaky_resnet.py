@@ -128,6 +128,8 @@ class LeakyResNet(nn.Module):
         # different leaks can be trained at once with torch.func (`train_ensemble`).
         self.register_buffer("leak_t", torch.tensor(cfg.leak, dtype=dtype), persistent=False)
         self._warned = False
+        self._record = False  # the next forward keeps the adaptive steps' norms
+        self._step_norms: tuple[torch.Tensor, torch.Tensor] | None = None
         self.check_steps()
 
     @property
@@ -182,6 +184,13 @@ class LeakyResNet(nn.Module):
         gives `[E, N, d_out]`.
         """
         A0 = X @ self.pin.mT  # [..., N, w]
+        if self._record and A0.dim() == 2:
+            self._record = False
+            A_L, diffs, norms = leaky_resnet_stack(
+                A0, self.weights, self.rho, self.leak_t, step_norms=True
+            )
+            self._step_norms = (diffs, norms)
+            return A_L @ self.pout.mT
         return leaky_resnet_stack(A0, self.weights, self.rho, self.leak_t) @ self.pout.mT
 
     def regularization(self, lam: float | torch.Tensor) -> torch.Tensor:
@@ -207,6 +216,28 @@ class LeakyResNet(nn.Module):
         `forward`: no path is stored).
         """
         diffs, norms = leaky_resnet_step_norms(X @ self.pin.T, self.weights, self.rho, self.leak_t)
+        self._set_steps(diffs, norms)
+
+    def record_step_norms(self) -> None:
+        """Have the next `forward` keep `||A_l - A_{l-1}||` and `||A_{l-1}||` (two
+        reductions per layer) for `adapt_recorded`: the training step's own forward then
+        serves the adaptive update, instead of a separate pass (`adapt`)."""
+        self._record = True
+
+    @torch.no_grad()
+    def adapt_recorded(self) -> None:
+        """The adaptive layer-step update from the norms of the last recorded `forward`.
+
+        Called after that step's backward and before its optimizer step, it gives the steps
+        `adapt(X)` would give on the same weights; they take effect from the next step.
+        """
+        if self._step_norms is None:
+            raise RuntimeError("adapt_recorded needs a forward after record_step_norms()")
+        diffs, norms = self._step_norms
+        self._step_norms = None
+        self._set_steps(diffs, norms)
+
+    def _set_steps(self, diffs: torch.Tensor, norms: torch.Tensor) -> None:
         steps = adaptive_steps_from_norms(diffs, norms, self.rho, self.cfg.adaptive_damping)
         self.rho.copy_(steps)
         self.check_steps()

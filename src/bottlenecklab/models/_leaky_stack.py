@@ -44,25 +44,36 @@ def _fused_layers(A: torch.Tensor, Wt: torch.Tensor, bias: torch.Tensor, c: torc
 
 
 class _LeakyStack(torch.autograd.Function):
-    """`(A0 [E, N, w], weights [E, L, w, w+1], rho [E, L], leak [E]) -> A_L [E, N, w]`.
+    """`(A0 [E, N, w], weights [E, L, w, w+1], rho [E, L], leak [E], norms) -> A_L [E, N, w]`.
 
     The extra outputs (`rho W^T`, `c`, the relus) are what the backward needs; they are
     returned rather than stashed on `ctx` so that torch.func transforms accept the function.
+    With `norms=True` (one network, `E = 1`) it also returns `||A_l - A_{l-1}||_F` and
+    `||A_{l-1}||_F` `[L]`, the adaptive layer steps' input, at two reductions per layer
+    (else two empty tensors): the training step's own forward then serves the update.
     """
 
     @staticmethod
-    def forward(A: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor):
+    def forward(
+        A: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor, norms: bool
+    ):
         Wt, bias, c = _layer_major(weights, rho, leak)
-        relus = []
+        relus, diff_l, norm_l = [], [], []
         for R, A_l in _fused_layers(A, Wt, bias, c):
             relus.append(R)
+            if norms:  # the same reductions as `leaky_resnet_step_norms`
+                diff_l.append(torch.dist(A_l, A))
+                norm_l.append(torch.linalg.vector_norm(A))
             A = A_l
-        return (A, Wt, c, *relus)
+        empty = A.new_empty(0)
+        diffs = torch.stack(diff_l) if norms else empty
+        sizes = torch.stack(norm_l) if norms else empty
+        return (A, Wt, c, diffs, sizes, *relus)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-        _, Wt, c, *relus = output
-        ctx.mark_non_differentiable(Wt, c, *relus)
+        _, Wt, c, diffs, sizes, *relus = output
+        ctx.mark_non_differentiable(Wt, c, diffs, sizes, *relus)
         ctx.save_for_backward(Wt, c, inputs[2], *relus)
 
     @staticmethod
@@ -82,10 +93,10 @@ class _LeakyStack(torch.autograd.Function):
         dW[..., :w].copy_(dWt.permute(1, 0, 3, 2))
         dW[..., w].copy_(dbias[:, :, 0].transpose(0, 1))
         dW.mul_(rho[..., None, None])  # d(rho W)/dW
-        return G, dW, None, None
+        return G, dW, None, None, None
 
     @staticmethod
-    def vmap(info: Any, in_dims: tuple, A, weights, rho, leak):
+    def vmap(info: Any, in_dims: tuple, A, weights, rho, leak, norms):
         """Under `vmap` (an ensemble's vmapped loss): fold the vmapped axis into the member
         axis and run the batched stack once, instead of one member at a time."""
         B = info.batch_size
@@ -94,17 +105,24 @@ class _LeakyStack(torch.autograd.Function):
             x = x.unsqueeze(0).expand(B, *x.shape) if dim is None else x.movedim(dim, 0)
             return x.reshape(B * x.shape[1], *x.shape[2:])
 
-        outs = _LeakyStack.apply(*(front(x, d) for x, d in zip((A, weights, rho, leak), in_dims)))
-        A_L, Wt, c, *relus = outs
+        if norms:
+            raise ValueError("layer-step norms are recorded for one network, not under vmap")
+        args = (front(x, d) for x, d in zip((A, weights, rho, leak), in_dims[:4]))
+        A_L, Wt, c, diffs, sizes, *relus = _LeakyStack.apply(*args, False)
         A_L = A_L.reshape(B, -1, *A_L.shape[1:])
         Wt, c = (x.reshape(x.shape[0], B, -1, *x.shape[2:]) for x in (Wt, c))  # layer-major
         relus = [R.reshape(B, -1, *R.shape[1:]) for R in relus]
-        return (A_L, Wt, c, *relus), (0, 1, 1) + (0,) * len(relus)
+        return (A_L, Wt, c, diffs, sizes, *relus), (0, 1, 1, None, None) + (0,) * len(relus)
 
 
 def leaky_resnet_stack(
-    A0: torch.Tensor, weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor
-) -> torch.Tensor:
+    A0: torch.Tensor,
+    weights: torch.Tensor,
+    rho: torch.Tensor,
+    leak: torch.Tensor,
+    *,
+    step_norms: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """`A_L` of a leaky ResNet's residual layers (paper 000, Eq. 1), from `A_0`.
 
     Args:
@@ -112,14 +130,20 @@ def leaky_resnet_stack(
         weights: `W_l` with the bias as last column, `[L, w, w+1]` or `[E, L, w, w+1]`.
         rho: layer steps, `[L]` or `[E, L]` (no gradient flows to them).
         leak: effective depth `L~`, `[]` or `[E]` (no gradient).
+        step_norms: also return `||A_l - A_{l-1}||_F` and `||A_{l-1}||_F`, each `[L]`
+            (one network only), equal to `leaky_resnet_step_norms` of the same inputs.
     Returns:
-        `A_L`, shaped like `A0`. Differentiable in `A0` and `weights` (first order only);
-        works under `torch.func.vmap` (the vmapped axis joins the member axis).
+        `A_L`, shaped like `A0` (and the two norms with `step_norms`). Differentiable in
+        `A0` and `weights` (first order only); works under `torch.func.vmap` (the vmapped
+        axis joins the member axis).
     """
     rho, leak = rho.detach(), leak.detach()
     if A0.dim() == 2:
-        return _LeakyStack.apply(A0[None], weights[None], rho[None], leak.reshape(1))[0][0]
-    return _LeakyStack.apply(A0, weights, rho, leak)[0]
+        out = _LeakyStack.apply(A0[None], weights[None], rho[None], leak.reshape(1), step_norms)
+        return (out[0][0], out[3], out[4]) if step_norms else out[0][0]
+    if step_norms:
+        raise ValueError("step_norms is for one network ([N, w] inputs)")
+    return _LeakyStack.apply(A0, weights, rho, leak, False)[0]
 
 
 @torch.no_grad()

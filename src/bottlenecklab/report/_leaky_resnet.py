@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import PointResult, RunRecord
+from bottlenecklab.measure import layer_series
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["hamiltonian_vs_leak", "layer_portrait", "plot_weight_spectra"]
@@ -77,16 +78,21 @@ def layer_portrait(record: RunRecord, folder: Path, columns: int = 3) -> list[Pa
     )
     for j, r in enumerate(chosen):
         leak = r.point["model.leak"]
-        p = np.array([row["p"] for row in r.layers])
         top, bot = axes[0, j], axes[1, j]
         plot_weight_spectra(top, r)
         top.set_title(rf"$\tilde L = {leak:g}$")
         top.set_ylabel(r"singular values of $W_\ell$" if j == 0 else "")
-        col = {k: np.array([row[k] for row in r.layers]) for k in r.layers[0]}
-        bot.plot(p, col["rank_H"], label=r"$-\frac{2}{\tilde L}\mathcal{H}$")
-        bot.plot(p, col["rank_H_gamma"], label=r"$-\frac{2}{\tilde L}\mathcal{H}_\gamma$")
-        bot.plot(p, col["coi_gamma"], label=r"COI$_\gamma$")
-        bot.plot(p, 2 * col["kinetic"] / leak, label=r"$\frac{2}{\tilde L}$ kinetic")
+        # Each energy at its own depth: layer l's H, kinetic and COI_gamma are quantities of
+        # its input A_{l-1}, so they are drawn at p_{l-1} (`measure.layer_series`).
+        col = {}
+        for name, label, scale in (
+            ("rank_H", r"$-\frac{2}{\tilde L}\mathcal{H}$", 1.0),
+            ("rank_H_gamma", r"$-\frac{2}{\tilde L}\mathcal{H}_\gamma$", 1.0),
+            ("coi_gamma", r"COI$_\gamma$", 1.0),
+            ("kinetic", r"$\frac{2}{\tilde L}$ kinetic", 2.0 / leak),
+        ):
+            at, col[name] = layer_series(r.layers, name)
+            bot.plot(at, scale * col[name], label=label)
         k = r.scalars.get("k_star")
         if k is not None:
             bot.axhline(k, color="k", lw=0.8, ls=":")

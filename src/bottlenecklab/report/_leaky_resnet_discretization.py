@@ -81,10 +81,10 @@ def pca_paths(record: RunRecord, folder: Path) -> list[Path]:
         return []
     fig, axes = plt.subplots(1, len(sel), figsize=(3.2 * len(sel), 3.0), squeeze=False)
     for ax, r in zip(axes[0], sel):
-        rows = [s for s in r.spectra if s.get("matrix") == "pca"]
-        for j in sorted({s["index"] for s in rows}):
-            path_j = sorted((s for s in rows if s["index"] == j), key=lambda s: s["layer"])
-            x = [s["value"] for s in path_j]
+        rows = r.tables.get("pca", [])  # {"layer", "sample", "x", "y"}
+        for j in sorted({s["sample"] for s in rows}):
+            path_j = sorted((s for s in rows if s["sample"] == j), key=lambda s: s["layer"])
+            x = [s["x"] for s in path_j]
             y = [s["y"] for s in path_j]
             (line,) = ax.plot(x, y, lw=0.6, alpha=0.7)
             ax.plot(x, y, ".", ms=2.5, color=line.get_color())

@@ -3,7 +3,8 @@
 
 from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
-from bottlenecklab.training._ensemble import train_ensemble
+from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
+from bottlenecklab.training._overhead import schedule_overhead
 from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
 
 __all__ = [
@@ -12,8 +13,10 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "TrainingDiverged",
+    "ensemble_phases",
     "load_checkpoint",
     "save_checkpoint",
+    "schedule_overhead",
     "train",
     "train_ensemble",
 ]

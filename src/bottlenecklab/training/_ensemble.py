@@ -179,11 +179,11 @@ def train_ensemble(
             lr = _lr_at(phase, base_lr, t)
             for g in opt.param_groups:
                 g["lr"] = lr
-            if adapt_every and t % adapt_every == 0:
-                _adapt(models, params, buffers, X)
             opt.zero_grad()
             parts = batched(params, buffers, X, Y, lams)  # [E, 3]
             parts[:, 0].sum().backward()  # members' parameters are disjoint slices
+            if adapt_every and t % adapt_every == 0:  # as `train`: from this step's weights,
+                _adapt(models, params, buffers, X)  # effective from the next step
             opt.step()
             steps += 1
             values = parts[:, 0].detach()

@@ -101,8 +101,10 @@ def train(
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
     The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`).
-    Models with `adapt_every > 0` (adaptive layer steps) get `model.adapt(X)` every
-    `adapt_every` first-order steps.
+    Models with `adapt_every > 0` (adaptive layer steps) update their steps every
+    `adapt_every` first-order steps from that step's own forward pass
+    (`record_step_norms`, then `adapt_recorded` after the backward): the new steps apply
+    from the next step on.
 
     Args:
         model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
@@ -207,11 +209,14 @@ def train(
                 if done == 0:  # a zero step: L-BFGS cannot move, the phase is over
                     done = phase.steps - t
             else:
-                if model.adapt_every and t % model.adapt_every == 0:
-                    model.adapt(X)
+                adapt_now = bool(model.adapt_every) and t % model.adapt_every == 0
+                if adapt_now:
+                    model.record_step_norms()
                 opt.zero_grad()
                 loss = loss_parts()[0]
                 loss.backward()
+                if adapt_now:
+                    model.adapt_recorded()
                 if phase.backtrack:
                     before = [p.detach().clone() for p in params]
                     opt.step()

@@ -21,21 +21,21 @@ beginning, as §3 says.
 
 from __future__ import annotations
 
-import copy
-import statistics
-import time
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
+from bottlenecklab.experiments._claims import at_least, at_most, greater_than, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
-from bottlenecklab.experiments.leaky_resnet._common import layer_measurement
-from bottlenecklab.measure import pca_paths
+from bottlenecklab.experiments.leaky_resnet._common import (
+    MAX_RESIDUAL,
+    converged,
+    layer_measurement,
+)
+from bottlenecklab.measure import float64_copy, pca_paths, step_profile
 from bottlenecklab.models import LeakyResNetConfig
-from bottlenecklab.tasks import TeacherConfig, data_cost
-from bottlenecklab.training import PhaseConfig, TrainConfig
+from bottlenecklab.tasks import TeacherConfig
+from bottlenecklab.training import PhaseConfig, TrainConfig, schedule_overhead
 
 SOURCE = "000 Fig 2"
 
@@ -49,10 +49,13 @@ class Config:
         gamma0: relative ridge of the layer table.
         win_fraction: fraction of depths at which adaptive must be at most equidistant.
         error_slack: relative slack of that comparison (`adaptive <= (1 + slack) equidistant`).
-        middle_ratio: bound on mean middle-third step / mean outer-thirds step (adaptive).
-        overhead_bound: bound on the adaptive update's share of training time.
+        middle_ratio: mean middle-third step / mean outer-thirds step (adaptive) must
+            exceed this.
+        overhead_bound: bound on the adaptive update's extra training time (the paper
+            reports about 2 %; 3 % leaves room for timing noise, not for a slow update).
         n_paths: samples whose paths are kept for the PCA figure.
-        timing_repeats: repetitions of the overhead timing (median taken).
+        timing_repeats: pairs of alternating timing blocks (median taken).
+        max_residual: convergence gate of every claim (`_common.MAX_RESIDUAL`).
     """
 
     task: TeacherConfig = TeacherConfig(
@@ -70,58 +73,34 @@ class Config:
     win_fraction: float = 0.5
     error_slack: float = 0.0
     middle_ratio: float = 1.0
-    overhead_bound: float = 0.05
+    overhead_bound: float = 0.03
     n_paths: int = 12
-    timing_repeats: int = 20
-
-
-def _adapt_overhead(model, data, cfg: Config) -> float:
-    """Time of one `adapt` call over `adaptive_every` first-order training steps (medians)."""
-    net = copy.deepcopy(model).to(torch.float64)
-    X = torch.as_tensor(data.x_train, dtype=torch.float64)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    opt = torch.optim.Adam(net.parameters(), lr=1e-12)
-    step_t, adapt_t = [], []
-    for _ in range(cfg.timing_repeats):
-        t0 = time.perf_counter()
-        loss = data_cost(net(X), Y) + net.regularization(cfg.train.lam)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        t1 = time.perf_counter()
-        net.adapt(X)
-        t2 = time.perf_counter()
-        step_t.append(t1 - t0)
-        adapt_t.append(t2 - t1)
-    every = model.cfg.adaptive_every
-    return statistics.median(adapt_t) / (every * statistics.median(step_t))
+    timing_repeats: int = 10
+    max_residual: float = MAX_RESIDUAL
 
 
 def measure(model, data, cfg: Config) -> Measurement:
     """Test error, layer steps, layer table, PCA of paths (and the adaptive overhead)."""
     table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0)
-    rho = table.column("rho")
-    L = len(rho)
-    third = max(1, L // 3)
-    outer = np.concatenate([rho[:third], rho[L - third :]])
-    middle = rho[third : L - third] if L - 2 * third > 0 else rho[third : third + 1]
-    scalars["rho_middle_over_ends"] = float(middle.mean() / outer.mean())
-    scalars["rho_first_third"] = float(rho[:third].mean())
-    scalars["rho_last_third"] = float(rho[L - third :].mean())
-    scalars["rho_max_times_leak"] = float(rho.max() * model.leak)
+    scalars.update(step_profile(table.column("rho")))
+    scalars["rho_max_times_leak"] = float(table.column("rho").max() * model.leak)
     if model.cfg.schedule == "adaptive":
-        scalars["adapt_overhead"] = _adapt_overhead(model, data, cfg)
+        scalars["adapt_overhead"] = schedule_overhead(
+            model, data, cfg.train, blocks=cfg.timing_repeats
+        )
     with torch.no_grad():
-        path = model.to(torch.float64).forward_path(torch.as_tensor(data.x_train))
-    coords, explained = pca_paths(path)
+        path = float64_copy(model).forward_path(torch.as_tensor(data.x_train))
+    coords, explained = pca_paths(path)  # [L+1, N, 2]
     scalars["pca_explained"] = float(explained.sum())
-    spectra = list(table.spectra)
     n = min(cfg.n_paths, coords.shape[1])
-    for l in range(coords.shape[0]):
-        for j in range(n):
-            x, y = coords[l, j].tolist()
-            spectra.append({"matrix": "pca", "layer": l, "index": j, "value": x, "y": y})
-    return Measurement(scalars=scalars, layers=table.rows, spectra=spectra)
+    pca = [
+        {"layer": l, "sample": j, "x": float(coords[l, j, 0]), "y": float(coords[l, j, 1])}
+        for l in range(coords.shape[0])
+        for j in range(n)
+    ]
+    return Measurement(
+        scalars=scalars, layers=table.rows, spectra=table.spectra, tables={"pca": pca}
+    )
 
 
 def _by(results: list[PointResult], schedule: str) -> dict[int, PointResult]:
@@ -132,41 +111,44 @@ def _by(results: list[PointResult], schedule: str) -> dict[int, PointResult]:
     }
 
 
+CLAIMS = (
+    ("adaptive-beats-equidistant", "adaptive <= equidistant test error"),
+    ("adaptive-steps-middle", "adaptive steps larger in the middle"),
+    ("adaptive-overhead", "adaptive update overhead"),
+)
+
+
 def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Adaptive vs equidistant test error, shape of the adaptive steps, update overhead."""
+    """Adaptive vs equidistant test error, shape of the adaptive steps, update overhead;
+    each gated on the convergence of every network of the grid (`max_residual`)."""
     eq, ad = _by(results, "equidistant"), _by(results, "adaptive")
     depths = sorted(set(eq) & set(ad))
     if not depths:
         why = "no depth with both an equidistant and an adaptive network"
-        return [
-            unmeasured(cid, SOURCE, st, "see spec", why)
-            for cid, st in (
-                ("adaptive-beats-equidistant", "adaptive <= equidistant test error"),
-                ("adaptive-steps-middle", "adaptive steps larger in the middle"),
-                ("adaptive-overhead", "adaptive update overhead"),
-            )
-        ]
-    wins = [
+        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
+    wins = sum(
         ad[L].scalars["test_error"] <= (1 + cfg.error_slack) * eq[L].scalars["test_error"]
         for L in depths
-    ]
+    )
+    majority = len(depths) // 2 + 1  # strictly more than half
     pairs = "; ".join(
         f"L={L}: {ad[L].scalars['test_error']:.4f} vs {eq[L].scalars['test_error']:.4f}"
         for L in depths
     )
     ratios = [ad[L].scalars["rho_middle_over_ends"] for L in depths]
     overheads = [ad[L].scalars["adapt_overhead"] for L in depths]
-    return [
+    out = [
         at_least(
             "adaptive-beats-equidistant",
             SOURCE,
-            "fraction of depths L where the adaptive test error is at most the equidistant one"
+            f"number of depths L (of {len(depths)}) where the adaptive test error is at most "
+            "the equidistant one"
             + (f" times {1 + cfg.error_slack:g}" if cfg.error_slack else "")
-            + f" ({pairs})",
-            float(np.mean(wins)),
-            cfg.win_fraction,
+            + f": strictly more than half ({pairs})",
+            float(wins),
+            float(majority),
         ),
-        at_least(
+        greater_than(
             "adaptive-steps-middle",
             "000 §3",
             "adaptive layer steps are larger in the middle third than in the outer thirds: "
@@ -179,14 +161,17 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         at_most(
             "adaptive-overhead",
             "000 §3",
-            "time of the adaptive update relative to the training steps it serves, largest "
-            "over depths (paper: about 2 %) ("
+            "extra time of training steps with the adaptive update over the same steps "
+            "without it (alternating blocks in one process), largest over depths "
+            "(paper: about 2 %) ("
             + ", ".join(f"L={L}: {100 * v:.1f} %" for L, v in zip(depths, overheads))
             + ")",
             max(overheads),
             cfg.overhead_bound,
         ),
     ]
+    done = [r for r in results if r.status == "done"]
+    return converged(out, done, cfg.max_residual)
 
 
 PRESETS = {

@@ -28,7 +28,12 @@ import numpy as np
 
 from bottlenecklab.experiments._claims import at_least, at_most, in_range, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
-from bottlenecklab.experiments.leaky_resnet._common import layer_measurement, region
+from bottlenecklab.experiments.leaky_resnet._common import (
+    MAX_RESIDUAL,
+    converged,
+    layer_measurement,
+    region,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -48,6 +53,8 @@ class Config:
         kinetic_ratio: bound on mean kinetic (middle third) / mean kinetic (ends).
         coi_window: accepted distance of the median middle-third `COI_gamma` from `k*`.
         negative_bound: bound on the largest middle-third negative mass.
+        max_residual: convergence gate of every claim (`_common.MAX_RESIDUAL`): the median
+            critical-point residual of the portrayed network must be at most this.
     """
 
     task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
@@ -64,13 +71,15 @@ class Config:
     kinetic_ratio: float = 0.1
     coi_window: float = 1.0
     negative_bound: float = 0.05
+    max_residual: float = MAX_RESIDUAL
 
 
 def measure(model, data, cfg: Config) -> Measurement:
     """Layer table plus the portrait's region statistics (training set, float64)."""
     table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0)
     k = data.k_star
-    mid, ends = region(table, 1 / 3, 2 / 3), ~region(table, 1 / 6, 5 / 6)
+    mid, ends = region(table, 1 / 3, 2 / 3), ~region(table, 1 / 6, 5 / 6)  # of A_{l-1}
+    mid_out = region(table, 1 / 3, 2 / 3, at="p")  # of A_l and W_l
     sv: dict[int, dict[int, float]] = {}
     for s in table.spectra:
         if s["matrix"] == "W":
@@ -78,14 +87,16 @@ def measure(model, data, cfg: Config) -> Measurement:
     gaps = np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
     kin = table.column("kinetic")
     leak = float(model.leak)
-    scalars["gap_middle_median"] = float(np.median(gaps[mid])) if mid.any() else float("nan")
+    scalars["gap_middle_median"] = (
+        float(np.median(gaps[mid_out])) if mid_out.any() else float("nan")
+    )
     scalars["spread_H"] = float(np.std(table.column("rank_H")))
     scalars["spread_coi"] = float(np.std(table.column("coi_gamma")))
     scalars["spread_kinetic"] = float(np.std(2 * kin / leak))
     scalars["kinetic_middle_over_ends"] = float(kin[mid].mean() / kin[ends].mean())
     scalars["coi_middle_median"] = float(np.median(table.column("coi_gamma")[mid]))
-    scalars["negative_mass_middle_max"] = float(table.column("negative_mass")[mid].max())
-    scalars["n_middle_layers"] = float(mid.sum())
+    scalars["negative_mass_middle_max"] = float(table.column("negative_mass")[mid_out].max())
+    scalars["n_middle_layers"] = float(mid_out.sum())
     return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
 
 
@@ -106,7 +117,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
     k = cfg.task.k_star
     at = f"at L~ = {r.point['model.leak']:g}"
     spread = s["spread_H"] / min(s["spread_coi"], s["spread_kinetic"])
-    return [
+    out = [
         at_least(
             "bottleneck-gap",
             SOURCE,
@@ -147,6 +158,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             cfg.negative_bound,
         ),
     ]
+    return converged(out, [r], cfg.max_residual)
 
 
 PRESETS = {

@@ -1,0 +1,34 @@
+"""Data costs of a trained network on its train and test sets, in float64."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+
+from bottlenecklab.tasks import COSTS, Dataset
+
+__all__ = ["costs", "float64_copy"]
+
+
+def float64_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A float64 CPU copy of `model` (diagnostics never cast the caller's network)."""
+    return copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
+
+
+def costs(model: Any, data: Dataset, cost: str = "mse") -> dict[str, float]:
+    """`train_cost`, `test_cost` (`COSTS[cost]`, e.g. `(1/N)||Y - Y_hat||_F^2`) and the
+    relative `test_error = test_cost / d_out`, computed on a float64 copy of `model`."""
+    net = float64_copy(model)
+    fn = COSTS[cost]
+    out: dict[str, float] = {}
+    with torch.no_grad():
+        for split, X, Y in (
+            ("train", data.x_train, data.y_train),
+            ("test", data.x_test, data.y_test),
+        ):
+            X64 = torch.as_tensor(X, dtype=torch.float64)
+            out[f"{split}_cost"] = float(fn(net(X64), torch.as_tensor(Y, dtype=torch.float64)))
+    out["test_error"] = out["test_cost"] / data.d_out
+    return out
