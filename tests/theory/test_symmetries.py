@@ -89,7 +89,7 @@ def test_symmetry_errors_are_small_for_the_paper_maps() -> None:
 
 def test_a_wrong_stretch_breaks_the_range_symmetry() -> None:
     # W'_q = W_{q/c} without the 1/c: the path and the norm both change.
-    err = _errors(stretch_fn=lambda W, c: (lambda q: W(q / c)))
+    err = _errors(stretch_fn=lambda W, c: lambda q: W(q / c))
     assert err["range_path_error"] > 1e-2
     assert err["range_norm_error"] > 1.0
 
