@@ -22,7 +22,7 @@ def hamiltonian_flow(record: RunRecord, folder: Path) -> list[Path]:
     r = record.points[0]
     series = r.tables.get("drift", [])
     refinement = r.tables.get("refinement", [])
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.0, 3.0))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.5, 3.2))
     kinked_steps = sorted({row["steps"] for row in series if row["path"] == "kinked"})
     cmap = plt.get_cmap("viridis")
     for i, n in enumerate(kinked_steps):
@@ -50,7 +50,7 @@ def hamiltonian_flow(record: RunRecord, folder: Path) -> list[Path]:
     ax0.legend(frameon=False, fontsize=6)
     ax1.xaxis.set_minor_formatter(NullFormatter())
     ax1.set_xlabel("RK4 step $h$")
-    ax1.set_ylabel(r"$\max_p$ relative drift of $\mathcal{H}$")
+    ax1.set_ylabel(r"max. relative drift of $\mathcal{H}$")
     ax1.legend(frameon=False)
     fig.suptitle(f"{record.name} ({record.meta.get('preset', '')})")
     path = folder / "hamiltonian_flow.png"
