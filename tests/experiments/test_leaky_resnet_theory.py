@@ -38,7 +38,8 @@ def _verdicts(name: str, cfg: Any, result: PointResult) -> dict[str, bool]:
 def flow_cfg():
     """A small config on which every claim passes (seconds): N = 30, w = 10; a larger
     kink-free momentum than the presets so RK4's fourth order shows from 20 steps; the
-    generic path's bound loosened to 5e-3 (it is 9e-4 at 400 steps here)."""
+    generic path's bound loosened to 5e-3 (it is 9e-4 at 400 steps here); 100 located steps
+    (at 10 the smooth pieces' RK4 error, 4e-5, is above the 1e-6 bound)."""
     return apply_overrides(
         resolve_config(get(FLOW), "smoke"),
         {
@@ -48,6 +49,7 @@ def flow_cfg():
             "b_kinked": 0.02,
             "steps_smooth": (20, 40, 80, 160),
             "steps_kinked": (25, 50, 100, 200, 400),
+            "steps_located": 100,
             "ode_steps": 200,
             "drift_bound": 5e-3,
         },
@@ -69,9 +71,10 @@ def _good_flow(**over: Any) -> PointResult:
         {"path": "kinked", "steps": n, "drift": 1e-3 / 2**i, "drift_end": 0.0, "crossings": 50}
         for i, n in enumerate((50, 100, 200, 400))
     ]
+    located = [{"path": "located", "steps": 25, "drift": 1e-8, "drift_end": 0.0, "crossings": 50}]
     scalars = {"range_path_error": 1e-9, "range_norm_error": 1e-16, "scaling_path_error": 1e-9}
     scalars.update(over.pop("scalars", {}))
-    rows = over.pop("rows", smooth + kinked)
+    rows = over.pop("rows", smooth + kinked + located)
     return _crafted(scalars, {"refinement": rows})
 
 
@@ -87,15 +90,15 @@ def test_flow_tables_have_one_schema_each(flow_right) -> None:
     assert flow_right.spectra == []
 
 
-def _drop_term_field(A, B, leak):
+def _drop_term_field(A, B, leak, mask=None):
     """Wrong: the `+L~ B` term of dB/dp with its sign flipped."""
-    dA, dB = vector_field(A, B, leak)
+    dA, dB = vector_field(A, B, leak, mask)
     return dA, dB - 2 * leak * B
 
 
-def _wrong_leak_field(A, B, leak):
+def _wrong_leak_field(A, B, leak, mask=None):
     """Wrong: the decay of dA/dp with leak 1.5 L~ (not the Hamiltonian's)."""
-    dA, dB = vector_field(A, B, leak)
+    dA, dB = vector_field(A, B, leak, mask)
     return dA - 0.5 * leak * A, dB
 
 
@@ -104,7 +107,7 @@ def test_flow_conservation_claims_fail_on_a_wrong_field(flow_cfg, field) -> None
     m = get(FLOW).measure(None, None, flow_cfg, field=field)
     v = _verdicts(FLOW, flow_cfg, _result(m))
     assert not v["rk4-order"] and not v["rk4-every-doubling"]
-    assert not v["kinked-drift"] and not v["kinked-first-order"]
+    assert not v["kinked-drift"] and not v["kinked-first-order"] and not v["kinked-located"]
     assert v["range-symmetry"] and v["output-scaling"]  # the forward ODE is untouched
 
 
@@ -153,7 +156,7 @@ def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
     ],
 )
 def test_flow_smooth_claims_fail_on_crafted_results(flow_cfg, rows, failing) -> None:
-    kinked = [r for r in _good_flow().tables["refinement"] if r["path"] == "kinked"]
+    kinked = [r for r in _good_flow().tables["refinement"] if r["path"] != "smooth"]
     v = _verdicts(FLOW, flow_cfg, _good_flow(rows=rows + kinked))
     assert {k for k, ok in v.items() if not ok} == failing
 
@@ -169,7 +172,7 @@ def test_flow_smooth_claims_fail_on_crafted_results(flow_cfg, rows, failing) -> 
     ],
 )
 def test_flow_kinked_claims_fail_on_crafted_results(flow_cfg, drifts, crossings, failing) -> None:
-    smooth = [r for r in _good_flow().tables["refinement"] if r["path"] == "smooth"]
+    smooth = [r for r in _good_flow().tables["refinement"] if r["path"] != "kinked"]
     kinked = [
         {"path": "kinked", "steps": n, "drift": d, "crossings": crossings}
         for n, d in zip((50, 100, 200, 400), drifts)
@@ -188,6 +191,21 @@ def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, key, value) -> N
         "scaling_path_error": "output-scaling",
     }[key]
     assert {k for k, ok in v.items() if not ok} == {claim}
+
+
+@pytest.mark.parametrize(
+    "located",
+    [
+        [],  # not measured
+        [{"path": "located", "steps": 25, "drift": 1e-4, "crossings": 50}],  # not conserved
+        [{"path": "located", "steps": 25, "drift": 1e-9, "crossings": 0}],  # nothing located
+        [{"path": "located", "steps": 25, "drift": math.nan, "crossings": 50}],
+    ],
+)
+def test_flow_located_claim_fails_on_crafted_results(flow_cfg, located) -> None:
+    rows = [r for r in _good_flow().tables["refinement"] if r["path"] != "located"]
+    v = _verdicts(FLOW, flow_cfg, _good_flow(rows=rows + located))
+    assert {k for k, ok in v.items() if not ok} == {"kinked-located"}
 
 
 def test_flow_claims_all_fail_without_measurements(flow_cfg) -> None:

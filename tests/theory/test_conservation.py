@@ -14,6 +14,7 @@ from bottlenecklab.theory import (
     hamiltonian,
     hamiltonian_drift,
     hamiltonian_flow,
+    hamiltonian_flow_located,
     kink_free_start,
     sign_crossings,
     vector_field,
@@ -26,15 +27,15 @@ def _A0(N: int = 30, w: int = 10, seed: int = 0) -> torch.Tensor:
     return torch.randn(N, w, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
-def _flipped_field(A, B, leak):
+def _flipped_field(A, B, leak, mask=None):
     """A wrong field: the sign of the `+L~ B` term of dB/dp flipped (H is not conserved)."""
-    dA, dB = vector_field(A, B, leak)
+    dA, dB = vector_field(A, B, leak, mask)
     return dA, dB - 2 * leak * B
 
 
-def _wrong_leak_field(A, B, leak):
+def _wrong_leak_field(A, B, leak, mask=None):
     """A wrong field: the decay `-L~ A` of dA/dp with 1.5 L~ (not a Hamiltonian field)."""
-    dA, dB = vector_field(A, B, leak)
+    dA, dB = vector_field(A, B, leak, mask)
     return dA - 0.5 * leak * A, dB
 
 
@@ -105,3 +106,22 @@ def test_a_wrong_field_does_not_conserve_h(field) -> None:
     assert right[1]["drift"] < 1e-6
     assert wrong[1]["drift"] > 1e-3
     assert wrong[0]["drift"] / wrong[1]["drift"] < 2  # no convergence: it is not the step
+
+
+def test_located_flow_equals_the_fixed_step_flow_without_kinks() -> None:
+    A, B = kink_free_start(_A0(), torch.Generator().manual_seed(3), offset=0.5, scale=1e-3)
+    Ap, Bp = hamiltonian_flow(A, B, LEAK, steps=20)
+    Al, Bl, events = hamiltonian_flow_located(A, B, LEAK, steps=20)
+    assert events == 0
+    torch.testing.assert_close(Al, Ap, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(Bl, Bp, rtol=1e-12, atol=1e-14)
+
+
+def test_located_flow_conserves_h_across_the_kinks() -> None:
+    A, B = generic_start(_A0(), torch.Generator().manual_seed(4), scale=5e-2)
+    fixed, _ = drift_refinement(A, B, LEAK, (400,))
+    located, _ = drift_refinement(A, B, LEAK, (100,), locate_kinks=True)
+    assert located[0]["crossings"] == fixed[0]["crossings"] > 0
+    assert located[0]["drift"] < 1e-6 < fixed[0]["drift"]
+    wrong, _ = drift_refinement(A, B, LEAK, (50,), locate_kinks=True, field=_wrong_leak_field)
+    assert wrong[0]["drift"] > 1e-3

@@ -94,3 +94,7 @@ __all__ += [
     "sign_crossings",
     "symmetry_errors",
 ]
+from bottlenecklab.theory._kink_events import hamiltonian_flow_located  # noqa: E402
+from bottlenecklab.theory._rk4 import rk4_step  # noqa: E402
+
+__all__ += ["hamiltonian_flow_located", "rk4_step"]

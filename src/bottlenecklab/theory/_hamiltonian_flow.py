@@ -48,18 +48,27 @@ def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:
 
 
 def vector_field(
-    A: torch.Tensor, B: torch.Tensor, leak: float
+    A: torch.Tensor, B: torch.Tensor, leak: float, mask: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`(dA/dp, dB/dp) = (dH/dB, -dH/dA)` (paper 000, §1.5), each `[N, w]`.
 
     `dA/dp = L~ (K B - A)` and `dB/dp = -L~ (relu'(A) * (B B^T relu(A)) - B)`, where
     `relu'(A)` is the 0/1 mask of `A > 0`.
+
+    Args:
+        A, B: `[N, w]`; leak: `L~`.
+        mask: a frozen ReLU pattern `[N, w]` (0/1): `relu(A)` is then `mask * A` and
+            `relu'(A)` is `mask`, the smooth field of one linear piece (used by
+            `hamiltonian_flow_located`); `None` uses the pattern of `A`.
     """
-    S = sigma(A)  # [N, w+1]
-    dA = leak * (S @ (S.T @ B) - A)  # K B - A, [N, w]
-    R = torch.relu(A)
-    mask = (A > 0).to(A.dtype)
-    dB = -leak * (mask * (B @ (B.T @ R)) - B)  # [N, w]
+    if mask is None:
+        S = sigma(A)  # [N, w+1]
+        R, mask = S[..., :-1], (A > 0).to(A.dtype)
+    else:  # the linear piece of sigma on the pattern `mask`: [mask * A, 1]
+        R = mask * A
+        S = torch.cat([R, torch.ones_like(A[..., :1])], dim=-1)
+    dA = leak * (S @ (S.transpose(-1, -2) @ B) - A)  # K B - A, [N, w]
+    dB = -leak * (mask * (B @ (B.transpose(-1, -2) @ R)) - B)  # [N, w]
     return dA, dB
 
 
