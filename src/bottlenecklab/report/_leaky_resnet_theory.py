@@ -45,13 +45,22 @@ def hamiltonian_flow(record: RunRecord, folder: Path) -> list[Path]:
         ax1.loglog(h, drift, marker + "-", label=names[path])
         ax1.loglog(h, drift[-1] * (h / h[-1]) ** slope, "k:", lw=0.8)
         ax1.annotate(f"slope {slope}", (h[0], drift[-1] * (h[0] / h[-1]) ** slope), fontsize=7)
+    located = [x for x in refinement if x["path"] == "located"]
+    if located:
+        ax1.loglog(
+            [1.0 / x["steps"] for x in located],
+            [max(x["drift"], 1e-18) for x in located],
+            "*",
+            ms=9,
+            label="with kinks, crossings located",
+        )
     ax0.set_xlabel("depth $p$")
     ax0.set_ylabel(r"$|\mathcal{H}_p - \mathcal{H}_0| / |\mathcal{H}_0|$ (with kinks)")
     ax0.legend(frameon=False, fontsize=6)
     ax1.xaxis.set_minor_formatter(NullFormatter())
     ax1.set_xlabel("RK4 step $h$")
     ax1.set_ylabel(r"max. relative drift of $\mathcal{H}$")
-    ax1.legend(frameon=False)
+    ax1.legend(frameon=False, fontsize=7)
     fig.suptitle(f"{record.name} ({record.meta.get('preset', '')})")
     path = folder / "hamiltonian_flow.png"
     save(fig, path)

@@ -30,9 +30,10 @@ __all__ = [
     "vector_field",
 ]
 
-Field = Callable[[torch.Tensor, torch.Tensor, float], tuple[torch.Tensor, torch.Tensor]]
-"""A vector field `(A, B, L~) -> (dA/dp, dB/dp)` (`vector_field`, or a deliberately wrong one
-in tests: the experiments take it as a parameter so that their claims can be shown to fail)."""
+Field = Callable[..., tuple[torch.Tensor, torch.Tensor]]
+"""A vector field `(A, B, L~, mask=None) -> (dA/dp, dB/dp)` like `vector_field` (or a
+deliberately wrong one in tests: the experiments take it as a parameter so that their
+claims can be shown to fail)."""
 
 
 def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:

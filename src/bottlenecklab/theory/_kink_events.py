@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from bottlenecklab.theory._hamiltonian_flow import vector_field
+from bottlenecklab.theory._hamiltonian_flow import Field, vector_field
 from bottlenecklab.theory._rk4 import rk4_step
 
 __all__ = ["hamiltonian_flow_located"]
@@ -43,7 +43,7 @@ def hamiltonian_flow_located(
     *,
     steps: int,
     p_end: float = 1.0,
-    field=vector_field,
+    field: Field = vector_field,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Integrate the Hamiltonian system with RK4, stopping at every sign change of `A`.
 
