@@ -87,7 +87,7 @@ def coi_minima(record: RunRecord, folder: Path) -> list[Path]:
         ax0.scatter([x["stable_rank"] for x in sel], [x["coi"] for x in sel], s=6, label=name)
     if pts:
         lo = min(x["stable_rank"] for x in pts)
-        hi = max(max(x["coi"] for x in pts), max(x["stable_rank"] for x in pts))
+        hi = max(x["stable_rank"] for x in pts)
         ax0.loglog([lo, hi], [lo, hi], "k:", lw=0.8, label="COI = stable rank")
     ax0.set_xlabel(r"stable rank $\|A\|_*^2 / \|A\|_F^2$")
     ax0.set_ylabel(r"bias-free COI $\|A\|^2_{\bar K}$")
