@@ -9,10 +9,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bottlenecklab import measure
+from bottlenecklab import measure, theory
 from bottlenecklab.theory import (
+    RANDOM_MATRIX_KINDS,
+    coi_minima,
     cost_of_identity,
     minimize_cost_of_identity,
+    numerical_rank,
+    prop1_sweep,
+    random_matrix,
     relative_gamma,
     stable_rank,
 )
@@ -59,15 +64,76 @@ def test_theory_and_measure_agree(gamma: float, bias: bool) -> None:
     assert math.isclose(float(stable_rank(A)), measure.stable_rank(A), rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_prop2_minima_are_non_negative_with_coi_equal_rank(seed: int) -> None:
     A0 = torch.randn(8, 10, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     A, hist = minimize_cost_of_identity(A0, gamma0=1e-4, steps=2500, lr=0.02)
     assert hist[-1] < hist[0]
     assert measure.negative_mass(A) < 1e-4
-    s = torch.linalg.svdvals(A)
-    rank = int((s > 1e-2 * s[0]).sum())
+    rank = numerical_rank(A, 1e-2)
     coi = float(cost_of_identity(A, gamma=relative_gamma(A, 1e-4)))
     coi_bar = float(cost_of_identity(A, gamma=relative_gamma(A, 1e-4, bias=False), bias=False))
     assert abs(coi - rank) < 0.05
     assert abs(coi_bar - rank) < 0.05
+
+
+def _half_coi(A, **kw):
+    """A wrong COI: half the right one."""
+    return 0.5 * cost_of_identity(A, **kw)
+
+
+@pytest.mark.parametrize("kind", RANDOM_MATRIX_KINDS)
+def test_random_matrix_kinds(kind: str) -> None:
+    g = torch.Generator().manual_seed(0)
+    for _ in range(10):
+        A = random_matrix(kind, g, 8)
+        N, w = A.shape
+        assert 2 <= N <= 8 and N <= w <= 2 * N and A.dtype == torch.float64
+        if kind == "nonneg_low_rank":
+            assert bool((A >= 0).all())
+
+
+def test_random_matrix_rejects_unknown_kinds() -> None:
+    with pytest.raises(ValueError, match="kind"):
+        random_matrix("dense", torch.Generator(), 4)
+
+
+def test_theory_coi_residual_and_negative_mass_match_measure() -> None:
+    A = torch.randn(6, 9, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    for bias in (True, False):
+        got = float(theory.coi_residual(A, bias=bias))
+        assert math.isclose(got, measure.coi_residual(A, bias=bias), rel_tol=1e-10, abs_tol=1e-14)
+    assert math.isclose(float(theory.negative_mass(A)), measure.negative_mass(A), rel_tol=1e-12)
+    assert float(theory.negative_mass(A.abs())) == 0.0
+    assert float(theory.coi_residual(A.abs(), bias=False)) < 1e-10
+
+
+def test_prop1_sweep_rows_hold_the_bound_and_fail_with_a_wrong_coi() -> None:
+    rows = prop1_sweep(6, 6, torch.Generator().manual_seed(1))
+    assert len(rows) == 6 * len(RANDOM_MATRIX_KINDS)
+    assert set(rows[0]) == {"kind", "index", "n", "w", "finite", "coi", "stable_rank", "rank"}
+    finite = [r for r in rows if r["finite"]]
+    assert finite and all(r["coi"] >= r["stable_rank"] - 1e-8 for r in finite)
+    assert all(math.isnan(r["coi"]) for r in rows if not r["finite"])
+    for r in finite:
+        if r["kind"] == "nonneg_low_rank":
+            assert math.isclose(r["coi"], r["rank"], abs_tol=1e-6)
+    wrong = prop1_sweep(6, 6, torch.Generator().manual_seed(1), coi=_half_coi)
+    assert any(r["coi"] < r["stable_rank"] - 1e-3 for r in wrong if r["finite"])
+
+
+def test_coi_minima_rows_and_a_minimizer_that_does_not_move() -> None:
+    ends, history = coi_minima(
+        2, 5, 6, torch.Generator().manual_seed(0), gamma0=1e-4, steps=20, lr=0.02
+    )
+    assert [r["start"] for r in ends] == [0, 1]
+    assert set(ends[0]) == {"start", "rank", "coi", "coi_bar", "negative_mass"}
+    assert {r["step"] for r in history} >= {1, 20}
+
+    def still(A0, **kw):
+        return A0, [0.0]
+
+    ends, _ = coi_minima(
+        2, 5, 6, torch.Generator().manual_seed(0), gamma0=1e-4, steps=20, lr=0.02, minimize=still
+    )
+    assert all(r["negative_mass"] > 0.2 for r in ends)  # Gaussian starts: half negative

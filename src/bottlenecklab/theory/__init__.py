@@ -48,3 +48,53 @@ __all__ = [
     "vector_field",
     "weight_norm_integral",
 ]
+
+# Appended (leaky-theory, issue 8): conservation, symmetry and COI studies of paper 000.
+from bottlenecklab.theory._coi_minima import (  # noqa: E402
+    RANDOM_MATRIX_KINDS,
+    coi_minima,
+    prop1_sweep,
+    random_matrix,
+)
+from bottlenecklab.theory._coi_range import coi_residual  # noqa: E402
+from bottlenecklab.theory._conservation import (  # noqa: E402
+    drift_refinement,
+    generic_start,
+    hamiltonian_drift,
+    kink_free_start,
+    sign_crossings,
+)
+from bottlenecklab.theory._hamiltonian_flow import Field, lifted_inputs  # noqa: E402
+from bottlenecklab.theory._nonnegativity import negative_mass  # noqa: E402
+from bottlenecklab.theory._symmetries import (  # noqa: E402
+    bias_free,
+    linear_weight_norm,
+    linear_weights,
+    random_linear_weights,
+    symmetry_errors,
+)
+
+__all__ += [
+    "RANDOM_MATRIX_KINDS",
+    "Field",
+    "bias_free",
+    "coi_minima",
+    "coi_residual",
+    "drift_refinement",
+    "generic_start",
+    "hamiltonian_drift",
+    "kink_free_start",
+    "lifted_inputs",
+    "linear_weight_norm",
+    "linear_weights",
+    "negative_mass",
+    "prop1_sweep",
+    "random_linear_weights",
+    "random_matrix",
+    "sign_crossings",
+    "symmetry_errors",
+]
+from bottlenecklab.theory._kink_events import hamiltonian_flow_located  # noqa: E402
+from bottlenecklab.theory._rk4 import rk4_step  # noqa: E402
+
+__all__ += ["hamiltonian_flow_located", "rk4_step"]

@@ -13,52 +13,99 @@ Rows are samples: `A`, `B` are `[N, w]`, `S = sigma(A) = [relu(A), 1]` is `[N, w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from bottlenecklab.theory._features import sigma
 from bottlenecklab.theory._rk4 import rk4
 
-__all__ = ["geodesic_weights", "hamiltonian", "hamiltonian_flow", "shoot", "vector_field"]
+__all__ = [
+    "Field",
+    "geodesic_weights",
+    "hamiltonian",
+    "hamiltonian_flow",
+    "lifted_inputs",
+    "shoot",
+    "vector_field",
+]
+
+Field = Callable[..., tuple[torch.Tensor, torch.Tensor]]
+"""A vector field `(A, B, L~, mask=None) -> (dA/dp, dB/dp)` like `vector_field` (or a
+deliberately wrong one in tests: the experiments take it as a parameter so that their
+claims can be shown to fail)."""
 
 
 def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:
-    """`H = (L~/2) ||B^T sigma(A)||_F^2 - L~ <B, A>` (paper 000, §1.5), a 0-d tensor.
+    """`H = (L~/2) ||B^T sigma(A)||_F^2 - L~ <B, A>` (paper 000, §1.5).
 
     Args:
-        A: representation `[N, w]`; B: momentum `[N, w]`; leak: effective depth `L~`.
+        A: representation `[..., N, w]`; B: momentum `[..., N, w]`; leak: effective depth `L~`.
+    Returns:
+        `[...]`: a 0-d tensor for one state, one value per state for a path `[n, N, w]`.
     """
-    BS = B.transpose(-1, -2) @ sigma(A)  # [w, w+1]
-    return 0.5 * leak * BS.pow(2).sum() - leak * (B * A).sum()
+    BS = B.transpose(-1, -2) @ sigma(A)  # [..., w, w+1]
+    return 0.5 * leak * BS.pow(2).sum((-2, -1)) - leak * (B * A).sum((-2, -1))
 
 
 def vector_field(
-    A: torch.Tensor, B: torch.Tensor, leak: float
+    A: torch.Tensor, B: torch.Tensor, leak: float, mask: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`(dA/dp, dB/dp) = (dH/dB, -dH/dA)` (paper 000, §1.5), each `[N, w]`.
 
     `dA/dp = L~ (K B - A)` and `dB/dp = -L~ (relu'(A) * (B B^T relu(A)) - B)`, where
     `relu'(A)` is the 0/1 mask of `A > 0`.
+
+    Args:
+        A, B: `[N, w]`; leak: `L~`.
+        mask: a frozen ReLU pattern `[N, w]` (0/1): `relu(A)` is then `mask * A` and
+            `relu'(A)` is `mask`, the smooth field of one linear piece (used by
+            `hamiltonian_flow_located`); `None` uses the pattern of `A`.
     """
-    S = sigma(A)  # [N, w+1]
-    dA = leak * (S @ (S.T @ B) - A)  # K B - A, [N, w]
-    R = torch.relu(A)
-    mask = (A > 0).to(A.dtype)
-    dB = -leak * (mask * (B @ (B.T @ R)) - B)  # [N, w]
+    if mask is None:
+        S = sigma(A)  # [N, w+1]
+        R, mask = S[..., :-1], (A > 0).to(A.dtype)
+    else:  # the linear piece of sigma on the pattern `mask`: [mask * A, 1]
+        R = mask * A
+        S = torch.cat([R, torch.ones_like(A[..., :1])], dim=-1)
+    dA = leak * (S @ (S.transpose(-1, -2) @ B) - A)  # K B - A, [N, w]
+    dB = -leak * (mask * (B @ (B.transpose(-1, -2) @ R)) - B)  # [N, w]
     return dA, dB
 
 
 def hamiltonian_flow(
-    A0: torch.Tensor, B0: torch.Tensor, leak: float, *, steps: int, p_end: float = 1.0
+    A0: torch.Tensor,
+    B0: torch.Tensor,
+    leak: float,
+    *,
+    steps: int,
+    p_end: float = 1.0,
+    field: Field = vector_field,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Integrate the Hamiltonian system from `(A0, B0)` over `[0, p_end]` with RK4.
 
+    Fixed steps: fourth order while no entry of `A` changes sign; a step that crosses a
+    ReLU kink (the `dB/dp` field jumps there) is first order (see `hamiltonian_drift`).
+
     Args:
         A0, B0: initial state, `[N, w]` each; leak: `L~`; steps: RK4 steps.
+        field: the vector field (`vector_field`; tests pass wrong ones).
     Returns:
         `A` and `B`, each `[steps + 1, N, w]`, at `p_i = i p_end / steps`.
     """
-    states = rk4(lambda p, y: vector_field(y[0], y[1], leak), (A0, B0), 0.0, p_end, steps)
+    states = rk4(lambda p, y: field(y[0], y[1], leak), (A0, B0), 0.0, p_end, steps)
     return torch.stack([s[0] for s in states]), torch.stack([s[1] for s in states])
+
+
+def lifted_inputs(X: torch.Tensor, pin: torch.Tensor) -> torch.Tensor:
+    """The input representation of a leaky ResNet, `A_0 = X Pin^T` (spec `leaky-resnets.md`).
+
+    Args:
+        X: inputs `[N, d_in]`; pin: lift `[w, d_in]` (e.g. a `LeakyResNet`'s `pin`).
+    Returns:
+        `[N, w]`, in the dtype of `pin`.
+    """
+    return torch.as_tensor(X, dtype=pin.dtype, device=pin.device) @ pin.transpose(-1, -2)
 
 
 def shoot(
@@ -71,7 +118,7 @@ def shoot(
     Returns:
         `A`, `B` as in `hamiltonian_flow`, over `p in [0, 1]`.
     """
-    return hamiltonian_flow(X @ pin.T, B0, leak, steps=steps)
+    return hamiltonian_flow(lifted_inputs(X, pin), B0, leak, steps=steps)
 
 
 def geodesic_weights(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:

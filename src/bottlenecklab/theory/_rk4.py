@@ -6,13 +6,26 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-__all__ = ["State", "grid", "rk4"]
+__all__ = ["State", "grid", "rk4", "rk4_step"]
 
 State = tuple[torch.Tensor, ...]
 
 
 def _axpy(y: State, h: float, k: State) -> State:
     return tuple(a + h * b for a, b in zip(y, k))
+
+
+def rk4_step(
+    f: Callable[[float, State], State], p: float, y: State, h: float, k1: State | None = None
+) -> State:
+    """One classical RK4 step of length `h` from `(p, y)`; `k1 = f(p, y)` if already known."""
+    k1 = f(p, y) if k1 is None else k1
+    k2 = f(p + h / 2, _axpy(y, h / 2, k1))
+    k3 = f(p + h / 2, _axpy(y, h / 2, k2))
+    k4 = f(p + h, _axpy(y, h, k3))
+    return tuple(
+        a + (h / 6) * (b1 + 2 * b2 + 2 * b3 + b4) for a, b1, b2, b3, b4 in zip(y, k1, k2, k3, k4)
+    )
 
 
 def rk4(
@@ -36,15 +49,7 @@ def rk4(
     ys: list[State] = [tuple(y0)]
     y = tuple(y0)
     for i in range(steps):
-        p = p0 + i * h
-        k1 = f(p, y)
-        k2 = f(p + h / 2, _axpy(y, h / 2, k1))
-        k3 = f(p + h / 2, _axpy(y, h / 2, k2))
-        k4 = f(p + h, _axpy(y, h, k3))
-        y = tuple(
-            a + (h / 6) * (b1 + 2 * b2 + 2 * b3 + b4)
-            for a, b1, b2, b3, b4 in zip(y, k1, k2, k3, k4)
-        )
+        y = rk4_step(f, p0 + i * h, y, h)
         ys.append(y)
     return ys
 

@@ -18,9 +18,14 @@ from bottlenecklab.theory._rk4 import rk4
 
 __all__ = [
     "Weights",
+    "bias_free",
     "leaky_ode",
+    "linear_weight_norm",
+    "linear_weights",
     "output_scaled_path",
+    "random_linear_weights",
     "stretch_range",
+    "symmetry_errors",
     "weight_norm_integral",
 ]
 
@@ -64,3 +69,80 @@ def output_scaled_path(path: torch.Tensor, c: float, *, p_end: float = 1.0) -> t
     n = path.shape[0] - 1
     scale = torch.tensor([math.exp(-c * i * p_end / n) for i in range(n + 1)], dtype=path.dtype)
     return scale[:, None, None] * path
+
+
+def linear_weights(Wa: torch.Tensor, Wb: torch.Tensor) -> Weights:
+    """Smooth weights `W_p = Wa + p Wb` (`[w, w+1]` each)."""
+    return lambda p: Wa + p * Wb
+
+
+def random_linear_weights(
+    w: int, gen: torch.Generator, dtype: torch.dtype = torch.float64
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`(Wa, Wb)`, `[w, w+1]` each, i.i.d. `N(0, 1/w)` entries (operator norm `O(1)`)."""
+    Wa = torch.randn(w, w + 1, generator=gen, dtype=dtype) / math.sqrt(w)
+    Wb = torch.randn(w, w + 1, generator=gen, dtype=dtype) / math.sqrt(w)
+    return Wa, Wb
+
+
+def linear_weight_norm(Wa: torch.Tensor, Wb: torch.Tensor) -> float:
+    """Closed form `int_0^1 ||Wa + p Wb||_F^2 dp = ||Wa||^2 + <Wa, Wb> + ||Wb||^2 / 3`."""
+    return float(Wa.pow(2).sum() + (Wa * Wb).sum() + Wb.pow(2).sum() / 3)
+
+
+def bias_free(W: Weights) -> Weights:
+    """`W` with its last (bias) column set to zero."""
+
+    def W0(p: float) -> torch.Tensor:
+        out = W(p).clone()
+        out[..., -1] = 0.0
+        return out
+
+    return W0
+
+
+def symmetry_errors(
+    A0: torch.Tensor,
+    Wa: torch.Tensor,
+    Wb: torch.Tensor,
+    leak: float,
+    *,
+    stretch: float,
+    shift: float,
+    steps: int,
+    stretch_fn: Callable[[Weights, float], Weights] = stretch_range,
+    scale_fn: Callable[[torch.Tensor, float], torch.Tensor] = output_scaled_path,
+) -> dict[str, float]:
+    """Relative errors of the two symmetries of §1.2 for `W_p = Wa + p Wb` (paper 000).
+
+    - `range_path_error`: `max |A'_{q} - A_{q/c}| / max |A|`, the path of `stretch_fn(W, c)`
+      on `[0, c]` with leak `L~/c` at `2 steps` RK4 steps (every other point) against the
+      path of `W` on `[0, 1]` at `steps`: independent grids, so the error is RK4's, not 0.
+    - `range_norm_error`: Simpson's rule for `int_0^c ||W'_q||^2 dq` on `[0, c]` against the
+      closed form `(1/c) int_0^1 ||W_p||^2 dp` (`linear_weight_norm`); Simpson is exact on
+      the quadratic integrand, so the error is round-off for the right stretch and `O(1)`
+      for a wrong one.
+    - `scaling_path_error`: bias-free weights at leak `L~ + shift` against `scale_fn` of the
+      path at leak `L~`: `max |A' - exp(-c p) A| / max |A'|`.
+
+    Args:
+        A0: start `[N, w]`; Wa, Wb: `[w, w+1]`; leak: `L~`; stretch: `c > 0` of the range
+        symmetry; shift: `c` of the output scaling; steps: RK4 steps on `[0, 1]`.
+        stretch_fn, scale_fn: the symmetry maps (tests pass wrong ones).
+    """
+    W = linear_weights(Wa, Wb)
+    c = stretch
+    base = leaky_ode(A0, W, leak, steps=steps)
+    stretched = leaky_ode(A0, stretch_fn(W, c), leak / c, p_end=c, steps=2 * steps)[::2]
+    range_err = float((stretched - base).abs().max() / base.abs().max())
+    exact = linear_weight_norm(Wa, Wb) / c
+    quad = weight_norm_integral(stretch_fn(W, c), p_end=c, steps=steps)
+    W0 = bias_free(W)
+    plain = leaky_ode(A0, W0, leak, steps=steps)
+    shifted = leaky_ode(A0, W0, leak + shift, steps=steps)
+    scale_err = float((shifted - scale_fn(plain, shift)).abs().max() / shifted.abs().max())
+    return {
+        "range_path_error": range_err,
+        "range_norm_error": abs(quad - exact) / abs(exact),
+        "scaling_path_error": scale_err,
+    }

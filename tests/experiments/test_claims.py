@@ -1,0 +1,122 @@
+"""The claim helpers: each passes where it should and FAILS on inputs that must fail
+(nan, inf, just outside the bound, a dip bigger than the tolerance, a residual above a gate)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bottlenecklab.experiments._claims import (
+    at_least,
+    at_most,
+    gated,
+    in_range,
+    non_decreasing,
+    unmeasured,
+)
+
+NAN, INF = math.nan, math.inf
+EPS = 1e-12
+
+
+@pytest.mark.parametrize("value", [1.0, 2.0, 1.5])
+def test_in_range_passes_inside_and_on_the_bounds(value: float) -> None:
+    c = in_range("x", "000", "s", value, 1.0, 2.0)
+    assert c.passed and c.expected == "in [1, 2]" and c.measured == value
+
+
+@pytest.mark.parametrize("value", [1.0 - EPS, 2.0 + EPS, NAN, INF, -INF, -1.5])
+def test_in_range_fails_outside_and_on_non_finite(value: float) -> None:
+    assert not in_range("x", "000", "s", value, 1.0, 2.0).passed
+
+
+def test_in_range_reports_non_finite_values_as_text() -> None:
+    assert in_range("x", "000", "s", NAN, 0.0, 1.0).measured == "nan"
+    assert in_range("x", "000", "s", INF, 0.0, 1.0).measured == "inf"
+
+
+@pytest.mark.parametrize(("value", "tol"), [(1.0, 0.0), (0.95, 0.05), (7.0, 0.0)])
+def test_at_least_passes_down_to_the_bound_minus_tol(value: float, tol: float) -> None:
+    assert at_least("x", "000", "s", value, 1.0, tol=tol).passed
+
+
+@pytest.mark.parametrize(
+    ("value", "tol"), [(1.0 - EPS, 0.0), (0.95 - 1e-9, 0.05), (NAN, 0.0), (INF, 0.0), (-INF, 1.0)]
+)
+def test_at_least_fails_below_and_on_non_finite(value: float, tol: float) -> None:
+    # +inf is not a pass either: a measurement that blew up proves nothing.
+    assert not at_least("x", "000", "s", value, 1.0, tol=tol).passed
+
+
+def test_at_least_writes_the_tolerance_into_expected() -> None:
+    assert at_least("x", "000", "s", 1.0, 2.0, tol=0.5).expected == ">= 2 - 0.5"
+    assert at_least("x", "000", "s", 3.0, 2.0).expected == ">= 2"
+
+
+@pytest.mark.parametrize("value", [1.0, 0.0, -3.0])
+def test_at_most_passes_up_to_the_bound(value: float) -> None:
+    assert at_most("x", "000", "s", value, 1.0).passed
+
+
+@pytest.mark.parametrize("value", [1.0 + EPS, NAN, INF, -INF])
+def test_at_most_fails_above_and_on_non_finite(value: float) -> None:
+    # -inf fails too (e.g. log of a zero error that should not be zero).
+    assert not at_most("x", "000", "s", value, 1.0).passed
+
+
+@pytest.mark.parametrize(
+    ("values", "tol"),
+    [([1, 2, 3], 0.0), ([1, 1, 1], 0.0), ([1.0, 0.95, 1.2], 0.05), ([5.0], 0.0)],
+)
+def test_non_decreasing_passes_with_dips_within_tol(values: list[float], tol: float) -> None:
+    assert non_decreasing("x", "000", "s", values, tol=tol).passed
+
+
+@pytest.mark.parametrize(
+    ("values", "tol"),
+    [
+        ([1.0, 1.0 - 1e-9, 2.0], 0.0),  # any dip without a tolerance
+        ([1.0, 0.94, 1.2], 0.05),  # a dip bigger than the tolerance
+        ([1.0, NAN, 3.0], 0.0),
+        ([1.0, 2.0, INF], 0.0),
+        ([3.0, 2.0, 1.0], 0.5),
+    ],
+)
+def test_non_decreasing_fails_on_a_dip_or_non_finite(values: list[float], tol: float) -> None:
+    assert not non_decreasing("x", "000", "s", values, tol=tol).passed
+
+
+@pytest.mark.xfail(
+    strict=True, reason="_claims.non_decreasing passes vacuously on no values (told the lead)"
+)
+def test_non_decreasing_fails_on_no_values() -> None:
+    # A sweep that measured nothing must not pass a trend claim.
+    assert not non_decreasing("x", "000", "s", []).passed
+
+
+def test_non_decreasing_states_its_tolerance() -> None:
+    c = non_decreasing("x", "000", "s", [1.0, 2.0], tol=0.1)
+    assert "0.1" in c.expected and c.measured == "1.000, 2.000"
+
+
+def test_gated_keeps_a_passing_claim_below_the_threshold() -> None:
+    c = gated(at_most("x", "000", "s", 0.5, 1.0), residual=0.01, threshold=0.05, what="res")
+    assert c.passed and "res <= 0.05" in c.expected and c.measured == 0.5
+
+
+@pytest.mark.parametrize("residual", [0.05 + 1e-9, 3.0, NAN, INF])
+def test_gated_fails_a_passing_claim_above_the_threshold(residual: float) -> None:
+    c = gated(at_most("x", "000", "s", 0.5, 1.0), residual=residual, threshold=0.05, what="res")
+    assert not c.passed
+    assert "not converged" in str(c.measured) and "res" in str(c.measured)
+
+
+def test_gated_never_turns_a_failed_claim_into_a_pass() -> None:
+    c = gated(at_most("x", "000", "s", 2.0, 1.0), residual=0.0, threshold=0.05)
+    assert not c.passed
+
+
+def test_unmeasured_is_a_failure_with_its_reason() -> None:
+    c = unmeasured("x", "000", "s", "in [1, 2]", "training diverged")
+    assert not c.passed and c.expected == "in [1, 2]" and "training diverged" in str(c.measured)

@@ -1,0 +1,383 @@
+"""The theory experiments of paper 000 (`hamiltonian-flow`, `coi-minima`): their claims pass
+on the right inputs, FAIL on crafted results and on wrong fields / symmetry maps / COI
+functions / minimizers fed through the experiment's own `measure`, and (slow) every claim
+of the `quick` presets passes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import torch
+
+from bottlenecklab.config import apply_overrides
+from bottlenecklab.experiments import Measurement, PointResult, get, resolve_config, run_experiment
+from bottlenecklab.theory import cost_of_identity, output_scaled_path, vector_field
+
+FLOW = "leaky-resnet/hamiltonian-flow"
+COI = "leaky-resnet/coi-minima"
+
+
+def _result(m: Measurement) -> PointResult:
+    return PointResult("x", {}, "done", "", m.scalars, m.layers, m.spectra, 0, 0.0, m.tables)
+
+
+def _crafted(scalars: dict[str, float], tables: dict[str, list[dict[str, Any]]]) -> PointResult:
+    return _result(Measurement(scalars=scalars, tables=tables))
+
+
+def _verdicts(name: str, cfg: Any, result: PointResult) -> dict[str, bool]:
+    return {c.id: c.passed for c in get(name).claims(cfg, [result])}
+
+
+# ---------------------------------------------------------------- hamiltonian-flow
+
+
+@pytest.fixture(scope="module")
+def flow_cfg():
+    """A small config on which every claim passes (seconds): N = 30, w = 10; a larger
+    kink-free momentum than the presets so RK4's fourth order shows from 20 steps; the
+    generic path's bound loosened to 5e-3 (it is 9e-4 at 400 steps here); 100 located steps
+    (at 10 the smooth pieces' RK4 error, 4e-5, is above the 1e-6 bound)."""
+    return apply_overrides(
+        resolve_config(get(FLOW), "smoke"),
+        {
+            "task.n_train": 30,
+            "width": 10,
+            "b_smooth": 3e-3,
+            "b_kinked": 0.02,
+            "steps_smooth": (20, 40, 80, 160),
+            "steps_kinked": (25, 50, 100, 200, 400),
+            "steps_located": 100,
+            "ode_steps": 200,
+            "drift_bound": 5e-3,
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def flow_right(flow_cfg) -> PointResult:
+    return _result(get(FLOW).measure(None, None, flow_cfg))
+
+
+def _good_flow(**over: Any) -> PointResult:
+    """Crafted results that pass every claim (order 4 without kinks, order 1 with)."""
+    smooth = [
+        {"path": "smooth", "steps": n, "drift": 1e-4 / 16**i, "drift_end": 0.0, "crossings": 0}
+        for i, n in enumerate((10, 20, 40))
+    ]
+    kinked = [
+        {"path": "kinked", "steps": n, "drift": 1e-3 / 2**i, "drift_end": 0.0, "crossings": 50}
+        for i, n in enumerate((50, 100, 200, 400))
+    ]
+    located = [{"path": "located", "steps": 25, "drift": 1e-8, "drift_end": 0.0, "crossings": 50}]
+    scalars = {"range_path_error": 1e-9, "range_norm_error": 1e-16, "scaling_path_error": 1e-9}
+    scalars.update(over.pop("scalars", {}))
+    rows = over.pop("rows", smooth + kinked + located)
+    return _crafted(scalars, {"refinement": rows})
+
+
+def test_flow_claims_pass_on_right_inputs(flow_cfg, flow_right) -> None:
+    assert all(_verdicts(FLOW, flow_cfg, flow_right).values())
+    assert all(_verdicts(FLOW, flow_cfg, _good_flow()).values())
+
+
+def test_flow_tables_have_one_schema_each(flow_right) -> None:
+    ref, drift = flow_right.tables["refinement"], flow_right.tables["drift"]
+    assert {tuple(sorted(r)) for r in ref} == {("crossings", "drift", "drift_end", "path", "steps")}
+    assert {tuple(sorted(r)) for r in drift} == {("drift", "p", "path", "steps")}
+    assert flow_right.spectra == []
+
+
+def _drop_term_field(A, B, leak, mask=None):
+    """Wrong: the `+L~ B` term of dB/dp with its sign flipped."""
+    dA, dB = vector_field(A, B, leak, mask)
+    return dA, dB - 2 * leak * B
+
+
+def _wrong_leak_field(A, B, leak, mask=None):
+    """Wrong: the decay of dA/dp with leak 1.5 L~ (not the Hamiltonian's)."""
+    dA, dB = vector_field(A, B, leak, mask)
+    return dA - 0.5 * leak * A, dB
+
+
+@pytest.mark.parametrize("field", [_drop_term_field, _wrong_leak_field])
+def test_flow_conservation_claims_fail_on_a_wrong_field(flow_cfg, field) -> None:
+    m = get(FLOW).measure(None, None, flow_cfg, field=field)
+    v = _verdicts(FLOW, flow_cfg, _result(m))
+    assert not v["rk4-order"] and not v["rk4-every-doubling"]
+    assert not v["kinked-drift"] and not v["kinked-first-order"] and not v["kinked-located"]
+    assert v["range-symmetry"] and v["output-scaling"]  # the forward ODE is untouched
+
+
+def test_flow_range_claims_fail_on_a_wrong_stretch(flow_cfg) -> None:
+    def no_rescale(W, c):  # W_{q/c} without the 1/c
+        return lambda q: W(q / c)
+
+    m = get(FLOW).measure(None, None, flow_cfg, stretch_fn=no_rescale)
+    v = _verdicts(FLOW, flow_cfg, _result(m))
+    assert not v["range-symmetry"] and not v["range-norm"]
+    assert v["output-scaling"] and v["rk4-order"]
+
+
+def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
+    m = get(FLOW).measure(
+        None, None, flow_cfg, scale_fn=lambda path, c: output_scaled_path(path, 1.1 * c)
+    )
+    v = _verdicts(FLOW, flow_cfg, _result(m))
+    assert not v["output-scaling"] and v["range-symmetry"]
+
+
+@pytest.mark.parametrize(
+    ("rows", "failing"),
+    [
+        # A kink-free path that crossed a kink is not one: both order claims fail.
+        (
+            [
+                {"path": "smooth", "steps": n, "drift": 1e-4 / 16**i, "crossings": 1}
+                for i, n in enumerate((10, 20, 40))
+            ],
+            {"rk4-order", "rk4-every-doubling"},
+        ),
+        # Fourth order at the last doubling only (a plateau before it).
+        (
+            [
+                {"path": "smooth", "steps": n, "drift": d, "crossings": 0}
+                for n, d in ((10, 1e-4), (20, 0.9e-4), (40, 0.9e-4 / 16))
+            ],
+            {"rk4-every-doubling"},
+        ),
+        # Not conserved: the drift does not shrink.
+        (
+            [{"path": "smooth", "steps": n, "drift": 1e-2, "crossings": 0} for n in (10, 20, 40)],
+            {"rk4-order", "rk4-every-doubling"},
+        ),
+    ],
+)
+def test_flow_smooth_claims_fail_on_crafted_results(flow_cfg, rows, failing) -> None:
+    kinked = [r for r in _good_flow().tables["refinement"] if r["path"] != "smooth"]
+    v = _verdicts(FLOW, flow_cfg, _good_flow(rows=rows + kinked))
+    assert {k for k, ok in v.items() if not ok} == failing
+
+
+@pytest.mark.parametrize(
+    ("drifts", "crossings", "failing"),
+    [
+        ((5e-4, 5e-4, 5e-4, 5e-4), 50, {"kinked-first-order"}),  # plateau: not first order
+        ((1e-1, 5e-2, 2.5e-2, 1.25e-2), 50, {"kinked-drift"}),  # first order but too big
+        ((1e-3, 1e-3 / 16, 1e-3 / 256, 1e-3 / 4096), 50, {"kinked-first-order"}),  # no kink seen
+        ((1e-3, 5e-4, 2.5e-4, 1.25e-4), 0, {"kinked-first-order"}),  # no crossing at all
+        ((1e-3, 5e-4, 2.5e-4, math.nan), 50, {"kinked-drift", "kinked-first-order"}),
+    ],
+)
+def test_flow_kinked_claims_fail_on_crafted_results(flow_cfg, drifts, crossings, failing) -> None:
+    smooth = [r for r in _good_flow().tables["refinement"] if r["path"] != "kinked"]
+    kinked = [
+        {"path": "kinked", "steps": n, "drift": d, "crossings": crossings}
+        for n, d in zip((50, 100, 200, 400), drifts)
+    ]
+    v = _verdicts(FLOW, flow_cfg, _good_flow(rows=smooth + kinked))
+    assert {k for k, ok in v.items() if not ok} == failing
+
+
+@pytest.mark.parametrize("key", ["range_path_error", "range_norm_error", "scaling_path_error"])
+@pytest.mark.parametrize("value", [1e-3, math.nan, math.inf])
+def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, key, value) -> None:
+    v = _verdicts(FLOW, flow_cfg, _good_flow(scalars={key: value}))
+    claim = {
+        "range_path_error": "range-symmetry",
+        "range_norm_error": "range-norm",
+        "scaling_path_error": "output-scaling",
+    }[key]
+    assert {k for k, ok in v.items() if not ok} == {claim}
+
+
+@pytest.mark.parametrize(
+    "located",
+    [
+        [],  # not measured
+        [{"path": "located", "steps": 25, "drift": 1e-4, "crossings": 50}],  # not conserved
+        [{"path": "located", "steps": 25, "drift": 1e-9, "crossings": 0}],  # nothing located
+        [{"path": "located", "steps": 25, "drift": math.nan, "crossings": 50}],
+    ],
+)
+def test_flow_located_claim_fails_on_crafted_results(flow_cfg, located) -> None:
+    rows = [r for r in _good_flow().tables["refinement"] if r["path"] != "located"]
+    v = _verdicts(FLOW, flow_cfg, _good_flow(rows=rows + located))
+    assert {k for k, ok in v.items() if not ok} == {"kinked-located"}
+
+
+def test_flow_claims_all_fail_without_measurements(flow_cfg) -> None:
+    assert not any(_verdicts(FLOW, flow_cfg, _crafted({}, {})).values())
+
+
+# ---------------------------------------------------------------- coi-minima
+
+
+@pytest.fixture(scope="module")
+def coi_cfg():
+    """A small config on which every claim passes: 10 matrices per kind, 2 starts of
+    `[6, 8]` with 1500 Adam steps."""
+    return apply_overrides(
+        resolve_config(get(COI), "smoke"),
+        {"n_matrices": 10, "max_n": 8, "n_starts": 2, "n": 6, "w": 8, "steps": 1500},
+    )
+
+
+def _good_coi(**over: Any) -> PointResult:
+    prop1 = [
+        {
+            "kind": "gaussian",
+            "index": 0,
+            "n": 4,
+            "w": 6,
+            "finite": True,
+            "coi": 3.5,
+            "stable_rank": 3.0,
+            "rank": 4,
+        },
+        {
+            "kind": "gaussian",
+            "index": 1,
+            "n": 4,
+            "w": 6,
+            "finite": False,
+            "coi": math.nan,
+            "stable_rank": 3.2,
+            "rank": 4,
+        },
+        {
+            "kind": "nonneg_low_rank",
+            "index": 0,
+            "n": 4,
+            "w": 6,
+            "finite": True,
+            "coi": 2.0,
+            "stable_rank": 1.5,
+            "rank": 2,
+        },
+    ]
+    ends = [
+        {"start": s, "rank": 3, "coi": 3.001, "coi_bar": 2.999, "negative_mass": 1e-9}
+        for s in range(2)
+    ]
+    tables = {"prop1": prop1, "coi_minima": ends}
+    for name, rows in over.items():
+        tables[name] = rows
+    return _crafted({}, tables)
+
+
+def test_coi_claims_pass_on_right_inputs(coi_cfg) -> None:
+    m = get(COI).measure(None, None, coi_cfg)
+    assert all(_verdicts(COI, coi_cfg, _result(m)).values())
+    assert all(_verdicts(COI, coi_cfg, _good_coi()).values())
+    assert set(m.tables) == {"prop1", "coi_minima", "coi_history"} and m.spectra == []
+
+
+def test_coi_claims_fail_on_a_wrong_coi_function(coi_cfg) -> None:
+    def half(A, **kw):  # COI below its stable rank, forged
+        return 0.5 * cost_of_identity(A, **kw)
+
+    cfg = apply_overrides(coi_cfg, {"steps": 200})  # fails whether converged or not
+    m = get(COI).measure(None, None, cfg, coi=half)
+    v = _verdicts(COI, cfg, _result(m))
+    assert not v["prop1-bound"] and not v["nonneg-coi-is-rank"]
+    assert not v["minima-coi-is-rank"] and not v["minima-coi-bar-is-rank"]
+
+
+def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
+    def still(A0, **kw):  # end points = the Gaussian starts
+        return A0, [float(cost_of_identity(A0))]
+
+    m = get(COI).measure(None, None, coi_cfg, minimize=still)
+    v = _verdicts(COI, coi_cfg, _result(m))
+    assert v["prop1-bound"] and v["nonneg-coi-is-rank"]
+    assert not v["minima-non-negative"] and not v["minima-coi-is-rank"]
+
+
+@pytest.mark.parametrize(
+    ("over", "failing"),
+    [
+        (
+            {
+                "prop1": [
+                    {
+                        "kind": "gaussian",
+                        "index": 0,
+                        "n": 4,
+                        "w": 6,
+                        "finite": True,
+                        "coi": 2.9,
+                        "stable_rank": 3.0,
+                        "rank": 4,
+                    }
+                ]
+            },
+            {"prop1-bound", "nonneg-coi-is-rank"},
+        ),  # and no non-negative matrix measured
+        (
+            {
+                "prop1": [
+                    {
+                        "kind": "nonneg_low_rank",
+                        "index": 0,
+                        "n": 4,
+                        "w": 6,
+                        "finite": True,
+                        "coi": 2.01,
+                        "stable_rank": 1.5,
+                        "rank": 2,
+                    }
+                ]
+            },
+            {"nonneg-coi-is-rank"},
+        ),
+        (
+            {
+                "coi_minima": [
+                    {"start": 0, "rank": 3, "coi": 3.0, "coi_bar": 3.0, "negative_mass": 1e-3}
+                ]
+            },
+            {"minima-non-negative"},
+        ),
+        (
+            {
+                "coi_minima": [
+                    {"start": 0, "rank": 3, "coi": 3.5, "coi_bar": 3.0, "negative_mass": 0.0}
+                ]
+            },
+            {"minima-coi-is-rank"},
+        ),
+        (
+            {
+                "coi_minima": [
+                    {"start": 0, "rank": 3, "coi": 3.0, "coi_bar": math.nan, "negative_mass": 0.0}
+                ]
+            },
+            {"minima-coi-bar-is-rank"},
+        ),
+        (
+            {"coi_minima": []},
+            {"minima-non-negative", "minima-coi-is-rank", "minima-coi-bar-is-rank"},
+        ),
+    ],
+)
+def test_coi_claims_fail_on_crafted_results(coi_cfg, over, failing) -> None:
+    v = _verdicts(COI, coi_cfg, _good_coi(**over))
+    assert {k for k, ok in v.items() if not ok} == failing
+
+
+# ---------------------------------------------------------------- quick presets (slow)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [FLOW, COI])
+def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
+    torch.set_num_threads(1)
+    exp = get(name)
+    record = run_experiment(
+        exp, resolve_config(exp, "quick"), tmp_path / "run", preset="quick", progress=False
+    )
+    failed = [(c.id, c.measured, c.expected) for c in record.claims if not c.passed]
+    assert record.claims and not failed
