@@ -87,9 +87,6 @@ def test_non_decreasing_fails_on_a_dip_or_non_finite(values: list[float], tol: f
     assert not non_decreasing("x", "000", "s", values, tol=tol).passed
 
 
-@pytest.mark.xfail(
-    strict=True, reason="_claims.non_decreasing passes vacuously on no values (told the lead)"
-)
 def test_non_decreasing_fails_on_no_values() -> None:
     # A sweep that measured nothing must not pass a trend claim.
     assert not non_decreasing("x", "000", "s", []).passed

@@ -56,8 +56,10 @@ EXPECTED = {
     "leaky-resnet/hamiltonian-flow": (
         (
             "rk4-order",
+            "rk4-every-doubling",
             "kinked-drift",
-            "kinked-drift-shrinks",
+            "kinked-first-order",
+            "kinked-located",
             "range-symmetry",
             "range-norm",
             "output-scaling",

@@ -51,13 +51,9 @@ def cost_of_identity(A: Any, *, gamma: float = 0.0, bias: bool = True) -> float:
 
 
 def coi_residual(A: Any, *, bias: bool = True) -> float:
-    """Relative part of `A` outside the column space of `S`: `||A - S S^+ A||_F / ||A||_F`.
-
-    Zero when the `gamma = 0` cost of identity is finite (e.g. `A >= 0`).
-    """
-    A = as_float64(A)
-    S = features(A, bias)
-    return float((A - S @ (torch.linalg.pinv(S) @ A)).norm() / A.norm().clamp_min(1e-300))
+    """Relative part of `A` outside the column space of `S`: `||A - S S^+ A||_F / ||A||_F`
+    (`theory.coi_residual`, in float64). Zero when the `gamma = 0` COI is finite."""
+    return float(theory.coi_residual(as_float64(A), bias=bias))
 
 
 def stable_rank(A: Any) -> float:

@@ -161,7 +161,6 @@ def leaky_resnet_layers(
         coi_g = kernel_norm_sq(A_prev, S_prev, gamma)
         H_gamma = kinetic - 0.5 * leak * coi_g
         Wl = W[l - 1]
-        a2 = float(A.pow(2).sum())
         rows.append(
             {
                 "layer": l,
@@ -184,7 +183,7 @@ def leaky_resnet_layers(
                 "B_norm": float(Bl.norm()),
                 "BS_norm": float(BS.norm()),
                 "V_norm": float(np.sqrt(max(v2, 0.0))),
-                "negative_mass": (a2 - float(torch.relu(A).pow(2).sum())) / max(a2, 1e-300),
+                "negative_mass": float(theory.negative_mass(A)),
                 "W_norm_sq": float(Wl.pow(2).sum()),
                 "bias_norm_sq": float(Wl[:, w].pow(2).sum()),
             }

@@ -13,5 +13,8 @@ __all__ = [
     "COSTS",
     "Dataset",
     "Standardizer",
+    "TeacherConfig",
+    "compositional_teacher",
     "cross_entropy_cost",
-    "data_cost", "TeacherConfig", "compositional_teacher"]
+    "data_cost",
+]
