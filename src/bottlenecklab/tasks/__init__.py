@@ -1,4 +1,4 @@
-"""Tasks with a known bottleneck rank: seeded synthetic teachers (and, later, image data)."""
+"""Tasks with a known bottleneck rank: seeded synthetic teachers and real image data (scikit-learn's digits)."""
 
 from bottlenecklab.tasks._dataset import (
     COSTS,
@@ -7,6 +7,7 @@ from bottlenecklab.tasks._dataset import (
     cross_entropy_cost,
     data_cost,
 )
+from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
@@ -14,7 +15,9 @@ __all__ = [
     "Dataset",
     "Standardizer",
     "TeacherConfig",
+    "class_balanced_split",
     "compositional_teacher",
     "cross_entropy_cost",
     "data_cost",
+    "digits_arrays",
 ]
