@@ -1,4 +1,5 @@
-"""Tasks with a known bottleneck rank: seeded synthetic teachers and real image data (scikit-learn's digits)."""
+"""Tasks with a known bottleneck rank (seeded synthetic teachers) and real image data
+(scikit-learn's shipped digits)."""
 
 from bottlenecklab.tasks._dataset import (
     COSTS,
