@@ -100,16 +100,37 @@ def test_out_pointing_at_an_existing_run_without_resume(smoke_run):
     assert_bad_input(bl(out.parent, *SMOKE, "--out", "run"), "already holds a run", "--resume")
 
 
-def test_resume_refuses_a_corrupted_checkpoint_and_leaves_it(run_copy):
-    """Delete a point's result, put garbage in its checkpoint: exit 2, the file untouched."""
+def _unfinish(run_copy: Path) -> Path:
+    """Make the first point of a finished run look interrupted; returns its folder."""
     point = sorted((run_copy / "points").iterdir())[0]
     for name in ("result.json", "status", "DONE"):
         (point / name).unlink(missing_ok=True)
+    return point
+
+
+def test_resume_refuses_a_corrupted_checkpoint_and_leaves_it(run_copy):
+    """Garbage in a point's checkpoint and no previous one: exit 2, the file untouched."""
+    point = _unfinish(run_copy)
     garbage = b"this is not a checkpoint \x00\x01"
     (point / "checkpoint.pt").write_bytes(garbage)
+    (point / "checkpoint.pt.prev").unlink(missing_ok=True)
     proc = bl(run_copy.parent, *SMOKE, "--out", "run", "--resume")
     assert_bad_input(proc, "--resume", "corrupted")
     assert (point / "checkpoint.pt").read_bytes() == garbage
+
+
+def test_resume_uses_the_previous_checkpoint_when_the_last_is_truncated(run_copy):
+    """A truncated checkpoint is reported in one line and the kept previous one is used."""
+    point = _unfinish(run_copy)
+    assert (point / "checkpoint.pt.prev").is_file()
+    blob = (point / "checkpoint.pt").read_bytes()
+    (point / "checkpoint.pt").write_bytes(blob[: len(blob) // 2])
+    proc = bl(run_copy.parent, *SMOKE, "--out", "run", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    warned = [line for line in proc.stderr.splitlines() if "corrupted" in line]
+    assert warned and "using the previous one" in warned[0]
+    assert (point / "status").read_text().strip() == "DONE"
 
 
 def test_resume_on_a_missing_folder(tmp_path):

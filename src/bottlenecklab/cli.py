@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bottlenecklab._console import one_line_warnings
 from bottlenecklab.config import ConfigError, parse_assignment, to_dict
+from bottlenecklab.files import FolderLocked, WriteError
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             "report": _report,
             "sweep": _sweep,
         }[args.command](args)
-    except (BadInput, ConfigError) as e:
+    except (BadInput, ConfigError, FolderLocked, WriteError) as e:
         _say(f"error: {e}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

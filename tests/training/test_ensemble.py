@@ -5,7 +5,14 @@ import torch
 
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.training import PhaseConfig, TrainConfig, ensemble_phases, train, train_ensemble
+from bottlenecklab.training import (
+    PhaseConfig,
+    TrainConfig,
+    ensemble_phases,
+    load_checkpoint,
+    train,
+    train_ensemble,
+)
 
 TASK = TeacherConfig(dims=(6, 2, 6), hidden=16, n_train=48, n_test=48)
 PHASES = (
@@ -113,7 +120,7 @@ def test_mid_phase_member_checkpoint_resumes_like_the_per_run_trainer(tmp_path):
             kept.write_bytes(paths[1].read_bytes())
 
     train_ensemble(batch, data2, [cfg, cfg], checkpoints=paths, on_log=[lambda r: None, grab])
-    assert torch.load(kept, weights_only=False)["steps"] == 30
+    assert load_checkpoint(kept)["steps"] == 30
     net = LeakyResNetConfig(width=8, depth=8, leak=2.0).build(6, 6, seed=7, dtype=torch.float64)
     got = train(net, data2[1], cfg, checkpoint=kept, resume=True, progress=False)
     _same_training(ref[1], got, models[1], net)

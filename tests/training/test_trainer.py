@@ -221,7 +221,7 @@ def test_checkpoint_written_at_the_end(tiny_data, tmp_path):
     assert len(state["metrics"]) == len(res.metrics)
     for k, v in net.state_dict().items():
         assert torch.equal(state["model"][k], v)
-    assert sorted(p.name for p in ckpt.parent.iterdir()) == ["checkpoint.pt"]
+    assert sorted(p.name for p in ckpt.parent.iterdir()) == ["checkpoint.pt", "checkpoint.pt.prev"]
 
 
 class Interrupted(Exception):

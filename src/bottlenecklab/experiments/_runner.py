@@ -26,10 +26,12 @@ from typing import Any
 import torch
 
 import bottlenecklab
+from bottlenecklab import files
 from bottlenecklab.config import ConfigError, apply_overrides, from_dict, to_dict
 from bottlenecklab.experiments._points import point_requests
 from bottlenecklab.experiments._run_point import point_result, run_ensembles, run_point
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, PointResult
+from bottlenecklab.files import atomic_writer
 from bottlenecklab.sweeps import (
     Executor,
     LocalExecutor,
@@ -42,7 +44,6 @@ from bottlenecklab.sweeps import (
     read_rows,
     run_sweep,
 )
-from bottlenecklab.sweeps import write_json as store_write_json
 from bottlenecklab.training import CheckpointError, load_checkpoint
 
 __all__ = [
@@ -75,7 +76,7 @@ class RunRecord:
 
 def write_json(path: Path, obj: Any) -> None:
     """Write JSON atomically (temp file, then rename); dataclasses, paths, arrays allowed."""
-    store_write_json(path, obj, default=_json_default)
+    files.write_json(path, obj, default=_json_default)
 
 
 def _json_default(o: Any) -> Any:
@@ -183,8 +184,40 @@ def run_experiment(
         ensemble: train same-shape points (e.g. an `L~` sweep) in ensembles of up to this
             many networks first (`train_ensemble`; 0 = off), then finish each point alone.
         progress: show done/failed/running counts on the terminal (default: if a TTY).
+
+    One process per run folder: another one on `out` refuses (`files.FolderLocked`).
     """
-    out = Path(out)
+    with files.FolderLock(out):
+        return _run_experiment(
+            exp,
+            cfg,
+            Path(out),
+            preset,
+            overrides,
+            device,
+            resume,
+            progress,
+            log,
+            executor,
+            threads,
+            ensemble,
+        )
+
+
+def _run_experiment(
+    exp: Experiment,
+    cfg: Any,
+    out: Path,
+    preset: str,
+    overrides: Mapping[str, Any] | None,
+    device: str,
+    resume: bool | str,
+    progress: bool | None,
+    log: Callable[[str], None],
+    executor: Executor | None,
+    threads: int,
+    ensemble: int,
+) -> RunRecord:
     if resume and (out / "config.json").is_file():
         meta = json.loads((out / "config.json").read_text())
     else:
@@ -222,7 +255,7 @@ def _write_all_metrics(out: Path, store: RunStore, requests: list[RunRequest]) -
                 rows.extend({"point": req.run_id, **r} for r in csv.DictReader(fh))
     if rows:
         cols = list(dict.fromkeys(k for r in rows for k in r))
-        with open(out / "metrics.csv", "w", newline="") as fh:
+        with atomic_writer(out / "metrics.csv", "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=cols)
             w.writeheader()
             w.writerows(rows)

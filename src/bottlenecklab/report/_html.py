@@ -8,6 +8,7 @@ from pathlib import Path
 import jinja2
 
 from bottlenecklab.experiments import EXPERIMENTS, load_run
+from bottlenecklab.files import atomic_write
 
 __all__ = ["build_report", "find_runs"]
 
@@ -47,5 +48,5 @@ def build_report(root: Path) -> Path:
     )
     html = env.get_template("report.html").render(runs=runs, root=root.name)
     path = root / "report.html"
-    path.write_text(html)
+    atomic_write(path, html)
     return path

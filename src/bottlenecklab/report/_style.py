@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+
+from bottlenecklab.files import atomic_writer  # noqa: E402
 
 __all__ = ["plt", "save"]
 
@@ -27,5 +31,8 @@ plt.rcParams.update(
 
 def save(fig, path) -> None:
     """Write `fig` as PNG and close it."""
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        with atomic_writer(path, "wb") as f:
+            fig.savefig(f, format=Path(path).suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bottlenecklab.experiments import RunRecord, get
+from bottlenecklab.files import atomic_write
 from bottlenecklab.report._figures import write_figures
 
 __all__ = ["render_run", "summary_markdown", "write_summary"]
@@ -72,7 +73,7 @@ def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
 def write_summary(record: RunRecord, figures: list[Path]) -> Path:
     """Write `summary.md` into the run folder."""
     path = record.out / "summary.md"
-    path.write_text(summary_markdown(record, figures))
+    atomic_write(path, summary_markdown(record, figures))
     return path
 
 

@@ -23,7 +23,6 @@ from bottlenecklab.sweeps._store import (
     RunRequest,
     RunResult,
     RunStore,
-    write_json,
 )
 
 __all__ = [
@@ -57,7 +56,6 @@ __all__ = [
     "run_batches",
     "run_sweep",
     "to_table",
-    "write_json",
 ]
 
 

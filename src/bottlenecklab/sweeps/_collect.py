@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bottlenecklab.files import atomic_writer
 from bottlenecklab.sweeps._store import RunStore
 
 __all__ = ["collect", "flatten_dict", "read_rows", "to_table"]
@@ -115,8 +116,14 @@ def collect(store: RunStore, out: Path, run_ids: Sequence[str] | None = None) ->
                     for r in csv.DictReader(f)
                 )
     written = {"summary": out / "summary.parquet"}
-    pq.write_table(to_table(summary), written["summary"])
+    _write_parquet(to_table(summary), written["summary"])
     for name, rows in {**tables, "metrics": metrics}.items():
         written[name] = out / f"{name}.parquet"
-        pq.write_table(to_table(rows), written[name])
+        _write_parquet(to_table(rows), written[name])
     return written
+
+
+def _write_parquet(table: pa.Table, path: Path) -> None:
+    """One parquet file, atomically (`files.atomic_writer`)."""
+    with atomic_writer(path, "wb") as f:
+        pq.write_table(table, f)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
+from bottlenecklab.files import FolderLock
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run
 from bottlenecklab.sweeps._store import DONE, FAILED, RUNNING, RunRequest, RunStore
 
@@ -108,7 +109,19 @@ def run_sweep(
     Requests are saved first (so `collect` sees queued runs too); each run's status,
     metadata, metrics and result land in its folder (see `RunStore`). A failing run is
     marked `FAILED` and the sweep goes on. `run_fn` must be picklable (module level).
+    One driver per store: a second one on the same folder refuses (`files.FolderLocked`).
     """
+    with FolderLock(settings.root):
+        return _run_sweep(requests, run_fn, executor, settings, progress)
+
+
+def _run_sweep(
+    requests: Sequence[RunRequest],
+    run_fn: RunFunction,
+    executor: Executor,
+    settings: Settings,
+    progress: Progress | None,
+) -> SweepReport:
     store = RunStore(settings.root)
     seen: set[str] = set()
     unique = [r for r in requests if not (r.run_id in seen or seen.add(r.run_id))]

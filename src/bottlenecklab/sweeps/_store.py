@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bottlenecklab.files import atomic_write, write_json
 
 __all__ = [
     "DONE",
@@ -127,26 +127,6 @@ class RunContext:
     progress: bool | None = False
 
 
-def write_json(path: Path, obj: Any, default: Any = str) -> None:
-    """Write JSON atomically (temporary file in the same folder, then rename).
-
-    `default` turns what JSON cannot hold into something it can (as in `json.dump`).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2, default=default)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def _write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 class RunStore:
     """A folder of run folders (see the module docstring for the layout)."""
 
@@ -169,7 +149,7 @@ class RunStore:
     def set_status(self, run_id: str, status: str) -> None:
         """Record the run's status (atomic)."""
         self.folder(run_id).mkdir(parents=True, exist_ok=True)
-        _write_text(self.folder(run_id) / "status", status + "\n")
+        atomic_write(self.folder(run_id) / "status", status + "\n")
 
     def write_request(self, request: RunRequest) -> None:
         """Save the run's request (resolved config, labels, payload) once."""
@@ -207,7 +187,7 @@ class RunStore:
     def write_failure(self, run_id: str, text: str) -> None:
         """Save the traceback, then mark the run `FAILED`."""
         self.folder(run_id).mkdir(parents=True, exist_ok=True)
-        _write_text(self.folder(run_id) / "traceback.txt", text)
+        atomic_write(self.folder(run_id) / "traceback.txt", text)
         self.set_status(run_id, FAILED)
 
     def error(self, run_id: str) -> str:

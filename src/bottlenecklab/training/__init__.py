@@ -1,7 +1,12 @@
 """Full-batch training in phases with the model's explicit regularizer and checkpoints;
 `train_ensemble` trains many same-shape networks at once (torch.func)."""
 
-from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from bottlenecklab.training._checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    previous_checkpoint,
+    save_checkpoint,
+)
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._overhead import schedule_overhead
@@ -15,6 +20,7 @@ __all__ = [
     "TrainingDiverged",
     "ensemble_phases",
     "load_checkpoint",
+    "previous_checkpoint",
     "save_checkpoint",
     "schedule_overhead",
     "train",
