@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -18,8 +22,19 @@ __all__ = ["LocalExecutor"]
 Job = Callable[[RunRequest], str]
 
 
-def _init_worker(threads: int) -> None:
-    """A pool worker: its thread count, and warnings on one line as in the driver."""
+def _die_with_driver(driver_pid: int) -> None:
+    """A pool worker ends when its driver does (Linux): a killed sweep must not leave
+    orphans that go on writing run folders while the sweep is run again."""
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != driver_pid:  # the driver died before the line above
+        os._exit(1)
+
+
+def _init_worker(threads: int, driver_pid: int) -> None:
+    """A pool worker: dies with the driver, its thread count, warnings on one line."""
+    _die_with_driver(driver_pid)
     set_threads(threads)
     one_line_warnings()
 
@@ -65,7 +80,7 @@ class LocalExecutor:
                 max_workers=min(self.jobs, len(pending)),
                 mp_context=ctx,
                 initializer=_init_worker,
-                initargs=(self.threads,),
+                initargs=(self.threads, os.getpid()),
             )
             futures: dict[Future[str], RunRequest] = {pool.submit(job, r): r for r in pending}
             pending = []

@@ -1,0 +1,155 @@
+"""Kill and resume: a run, a sweep or `reproduce` killed with SIGKILL at a random moment
+after its first checkpoint, then run again, ends exactly as an uninterrupted one (bitwise
+on the CPU, same thread count): parameters, metrics rows and claims; every run finishes
+exactly once and no metrics row is duplicated or missing."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from bottlenecklab.training import load_checkpoint
+
+FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
+# The flagship's smoke preset made long enough (~5 s a point) to be killed mid-training.
+LONGER = [
+    "--set",
+    "train.phases.0.steps=1200",
+    "--set",
+    "train.checkpoint_every=50",
+    "--set",
+    "train.log_every=25",
+]
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bottlenecklab", *args, "--quiet"],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(*args: str, cwd: Path) -> None:
+    proc = _cli(*args, cwd=cwd)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+
+
+def _kill_after_first_checkpoint(proc: subprocess.Popen, points: Path, seed: int) -> None:
+    """SIGKILL `proc` at a seeded random moment after a checkpoint appears under `points`."""
+    deadline = time.monotonic() + 300
+    while not list(points.rglob("checkpoint.pt")):
+        assert proc.poll() is None, "the run ended before its first checkpoint"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(random.Random(seed).uniform(0.0, 1.5))
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    """A metrics.csv without its wall-clock column (the one thing allowed to differ)."""
+    with open(path, newline="") as f:
+        return [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader(f)]
+
+
+def _assert_same_run_folder(clean: Path, resumed: Path) -> None:
+    for a in sorted(clean.glob("*/checkpoint.pt")):
+        b = resumed / a.parent.name / "checkpoint.pt"
+        pa, pb = load_checkpoint(a)["model"], load_checkpoint(b)["model"]
+        assert pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
+        rows = _rows(b.parent / "metrics.csv")
+        assert rows == _rows(a.parent / "metrics.csv")
+        steps = [(r.get("model.leak"), r["step"]) for r in rows]
+        assert len(steps) == len(set(steps))  # no duplicated row
+        assert (b.parent / "status").read_text().strip() == "DONE"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_killed_run_resumes_bitwise(tmp_path, seed):
+    args = ["run", FLAGSHIP, "--preset", "smoke", "--jobs", "1", *LONGER]
+    _finish(*args, "--out", "clean", cwd=tmp_path)
+    proc = _cli(*args, "--out", "killed", cwd=tmp_path)
+    _kill_after_first_checkpoint(proc, tmp_path / "killed" / "points", seed)
+    _finish("run", FLAGSHIP, "--preset", "smoke", "--out", "killed", "--resume", cwd=tmp_path)
+    _assert_same_run_folder(tmp_path / "clean" / "points", tmp_path / "killed" / "points")
+    for name in ("claims.json",):
+        assert json.loads((tmp_path / "killed" / name).read_text()) == json.loads(
+            (tmp_path / "clean" / name).read_text()
+        )
+
+
+SWEEP = """
+experiment: leaky-resnet/hamiltonian-vs-depth
+preset: smoke
+set:
+  train.phases:
+    - {optimizer: adam, steps: 900, lr: 0.01}
+    - {optimizer: lbfgs, steps: 10, lr: 1.0}
+  train.log_every: 25
+  train.checkpoint_every: 50
+grid:
+  model.leak: [1.0, 2.0]
+seeds: [0, 1]
+options:
+  threads: 1
+"""
+
+
+def _attempts(runs: Path) -> dict[str, int]:
+    return {
+        p.parent.name: json.loads(p.read_text()).get("attempts", 0)
+        for p in runs.glob("*/meta.json")
+    }
+
+
+def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_path):
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(SWEEP)
+    _finish("sweep", str(spec), "--out", "clean", "--jobs", "2", cwd=tmp_path)
+    proc = _cli("sweep", str(spec), "--out", "killed", "--jobs", "2", cwd=tmp_path)
+    runs = tmp_path / "killed" / "runs"
+    _kill_after_first_checkpoint(proc, runs, seed=2)
+    # The pool's workers died with their driver: nothing writes the run folders any more.
+    time.sleep(1.0)
+    before = {p: p.stat().st_mtime_ns for p in runs.glob("*/metrics.csv")}
+    time.sleep(1.5)
+    assert {p: p.stat().st_mtime_ns for p in runs.glob("*/metrics.csv")} == before
+    done_before = {p.parent.name for p in runs.glob("*/status") if "DONE" in p.read_text()}
+    attempts_before = _attempts(runs)
+    _finish("sweep", str(spec), "--out", "killed", "--jobs", "2", cwd=tmp_path)
+    attempts = _attempts(runs)
+    assert len(attempts) == 4
+    for rid in done_before:  # finished before the kill: never trained again
+        assert attempts[rid] == attempts_before[rid] == 1
+    _assert_same_run_folder(tmp_path / "clean" / "runs", runs)
+
+
+def test_a_killed_reproduce_finishes_every_point_once(tmp_path):
+    """Every paper-000 smoke preset (so the kill lands with experiments still to run)."""
+    args = ["reproduce", "--preset", "smoke", "--only", "leaky-resnet/*", "--out", "repro"]
+    proc = _cli(*args, cwd=tmp_path)
+    _kill_after_first_checkpoint(proc, tmp_path / "repro", seed=3)
+    unfinished = [p for p in (tmp_path / "repro").rglob("claims.json")]
+    _finish(*args, cwd=tmp_path)
+    trained = [p for p in (tmp_path / "repro").rglob("points") if p.is_dir()]
+    assert len(unfinished) < 6 and len(list((tmp_path / "repro").rglob("claims.json"))) == 6
+    for points in trained:
+        assert {p.read_text().strip() for p in points.glob("*/status")} == {"DONE"}
+        assert set(_attempts(points).values()) <= {1, 2}
+        for metrics in points.glob("*/metrics.csv"):
+            steps = [float(r["step"]) for r in _rows(metrics)]
+            assert len(steps) == len(set(steps)) and steps == sorted(steps)
