@@ -173,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     except (BadInput, ConfigError, FolderLocked, WriteError) as e:
         _say(f"error: {e}")
         return EXIT_BAD_INPUT
+    except OSError as e:  # a path that cannot be used: permissions, a file for a folder...
+        where = f"{e.filename}: " if e.filename else ""
+        _say(f"error: {where}{e.strerror or e}")
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _say("interrupted: finished runs and checkpoints are kept; run the same command again")
         return EXIT_INTERRUPTED
@@ -196,6 +200,13 @@ def _experiment(name: str):
         raise BadInput(str(e)) from None
 
 
+def _out_folder(path: Path) -> Path:
+    """An output folder: refused in one line when the path is an existing file."""
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"--out {path} is a file, not a folder")
+    return path
+
+
 def _overrides(items: list[str]) -> dict[str, str]:
     return dict(parse_assignment(s) for s in items)
 
@@ -217,13 +228,13 @@ def _run(args) -> int:
     device = resolve_device(args.device)
     overrides = _overrides(args.overrides)
     if args.resume:
-        out = args.out or _latest_run(exp.name)
+        out = _out_folder(args.out or _latest_run(exp.name))
         cfg, preset, overrides = _saved_config(exp, out, args, overrides)
     else:
         cfg = resolve_config(exp, args.preset, overrides, args.seed)
         preset = args.preset
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = args.out or Path("runs") / exp.name / stamp
+        out = _out_folder(args.out or Path("runs") / exp.name / stamp)
         if (out / "config.json").exists():
             raise BadInput(f"{out} already holds a run: use --resume or another --out")
     resume = "strict" if args.resume else False
@@ -320,7 +331,7 @@ def _reproduce(args) -> int:
     names = sorted(n for n in EXPERIMENTS if fnmatch.fnmatch(n, args.only))
     if not names:
         raise BadInput(f"--only {args.only!r} matches no experiment; see `bottlenecklab list`")
-    root = args.out or Path("runs") / f"reproduce-{args.preset}"
+    root = _out_folder(args.out or Path("runs") / f"reproduce-{args.preset}")
     try:
         failed = _reproduce_all(args, names, root, device, executor, threads)
     finally:
@@ -379,7 +390,7 @@ def _sweep(args) -> int:
     jobs = args.jobs or spec.jobs or max(1, min(runs, (os.cpu_count() or 1) // threads))
     gpus = args.gpus_per_run if args.gpus_per_run is not None else spec.gpus_per_run
     executor = _make_executor(args, jobs=jobs, threads=threads, gpus=gpus)
-    out = args.out or Path("runs") / "sweeps" / args.spec.stem
+    out = _out_folder(args.out or Path("runs") / "sweeps" / args.spec.stem)
     where = f"{jobs} job(s)" if args.executor == "local" else f"ray at {args.address}"
     _say(f"sweep {args.spec}: {runs} run(s) into {out} ({args.executor}, {where})")
     try:

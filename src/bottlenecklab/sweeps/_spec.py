@@ -117,10 +117,18 @@ def _options(value: Any, path: Path) -> dict[str, Any]:
 def load_spec(path: Path) -> SweepSpec:
     """Read and check the form of a sweep file; `SpecError` with one line otherwise."""
     path = Path(path)
+    if path.is_dir():
+        raise SpecError(f"{path} is a folder, not a sweep file")
     if not path.is_file():
         raise SpecError(f"sweep file {path} not found")
     try:
-        data = yaml.safe_load(path.read_text())
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text (YAML) file") from None
+    except OSError as e:
+        raise SpecError(f"sweep file {path} cannot be read ({e.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
