@@ -74,6 +74,14 @@ class RunResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line that a killed process left half-written (no final newline)."""
+    with open(path, "rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
 class MetricsLog:
     """Append-only `metrics.csv`: rows whose `step` is not past the last logged one are
     skipped, so a run that resumes from an older checkpoint logs no step twice."""
@@ -83,6 +91,7 @@ class MetricsLog:
         self.last_step: float = float("-inf")
         self.columns: list[str] | None = None
         if self.path.is_file():
+            _drop_torn_line(self.path)
             with open(self.path, newline="") as f:
                 reader = csv.DictReader(f)
                 self.columns = list(reader.fieldnames or []) or None

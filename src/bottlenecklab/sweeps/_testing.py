@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from bottlenecklab.files import atomic_write
 from bottlenecklab.sweeps._execute import RunFunction
 from bottlenecklab.sweeps._store import RunContext, RunRequest, RunResult
 
@@ -38,9 +39,7 @@ def counting_run(request: RunRequest, ctx: RunContext) -> RunResult:
         time.sleep(cfg.get("sleep", 0.0))
         acc += cfg["x"] * (step + 1)
         ctx.metrics.append({"step": step + 1, "acc": acc})
-        tmp = ctx.checkpoint.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"step": step + 1, "acc": acc}))
-        os.replace(tmp, ctx.checkpoint)
+        atomic_write(ctx.checkpoint, json.dumps({"step": step + 1, "acc": acc}))
         if cfg.get("die_at") == step + 1 and not marker.exists():
             marker.touch()
             os._exit(1)
