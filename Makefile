@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --constraint constraints.txt
 DEMO_OUT ?= runs/demo
 
-.PHONY: demo test test-slow bench lint clean
+.PHONY: demo test test-slow bench lint clean browser
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,14 @@ $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(VENV)/bin/python
 demo: $(VENV)/.installed
 	$(VENV)/bin/bottlenecklab reproduce --preset quick --only 'leaky-resnet/hamiltonian-vs-depth' --out $(DEMO_OUT)
 
-test: $(VENV)/.installed-dev
+# The report test drives a real headless Chromium (Debian's chromium + chromium-driver).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; }
+
+test: $(VENV)/.installed-dev browser
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest

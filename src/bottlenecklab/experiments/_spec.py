@@ -90,6 +90,8 @@ class Experiment:
             integration, closed forms): `measure` is then called as `(None, None, config)`
             and the config needs no `task`/`model`/`train` fields.
         doc: the module docstring (command to run, expected result, measured time).
+        claim_figures: claim id -> the figure (a name in `figures`) that shows it; the
+            report links each claim there (default: the experiment's first figure).
     """
 
     name: str
@@ -103,3 +105,8 @@ class Experiment:
     figures: tuple[str, ...] = ()
     trains: bool = True
     doc: str = ""
+    claim_figures: Mapping[str, str] = field(default_factory=dict)
+
+    def figure_of(self, claim_id: str) -> str | None:
+        """The figure that shows claim `claim_id` (`None` for an experiment without one)."""
+        return self.claim_figures.get(claim_id, self.figures[0] if self.figures else None)

@@ -79,5 +79,7 @@ def write_summary(record: RunRecord, figures: list[Path]) -> Path:
 
 def render_run(record: RunRecord) -> Path:
     """Figures (`figures/*.png`) and `summary.md` of a run; returns the summary's path."""
-    figures = write_figures(record, get(record.name).figures)
+    exp = get(record.name)
+    names = exp.figures + (("training_curves",) if exp.trains else ())
+    figures = write_figures(record, names)
     return write_summary(record, figures)
