@@ -137,3 +137,22 @@ def test_coi_minima_rows_and_a_minimizer_that_does_not_move() -> None:
         2, 5, 6, torch.Generator().manual_seed(0), gamma0=1e-4, steps=20, lr=0.02, minimize=still
     )
     assert all(r["negative_mass"] > 0.2 for r in ends)  # Gaussian starts: half negative
+
+
+def test_kernel_norm_never_nan_on_singular_kernels() -> None:
+    """A dead (all-zero) representation and a ridge below round-off: finite, non-negative
+    relaxed values, and the condition number says how bad the kernel is."""
+    from bottlenecklab.theory import kernel_condition, kernel_norm_sq, relative_gamma
+
+    A = torch.zeros(10, 4, dtype=torch.float64)
+    dead = cost_of_identity(A, gamma=relative_gamma(A, 1e-3, bias=False), bias=False)
+    assert float(dead) == 0.0
+    g = torch.Generator().manual_seed(0)
+    S = torch.randn(10, 3, generator=g, dtype=torch.float64) @ torch.randn(
+        3, 6, generator=g, dtype=torch.float64
+    )  # rank 3 of 6 columns
+    M = torch.randn(10, 5, generator=g, dtype=torch.float64)
+    tiny = kernel_norm_sq(M, S, 1e-300)
+    assert torch.isfinite(tiny) and float(tiny) >= 0
+    assert float(kernel_condition(S, 1e-300)) > 1e10
+    assert float(kernel_condition(S, 1.0)) < 1e3

@@ -172,6 +172,7 @@ def leaky_resnet_layers(
                 "kinetic": kinetic,
                 "coi_gamma": coi_g,
                 "gamma": gamma,
+                "kernel_cond": float(theory.kernel_condition(S_prev, gamma)),
                 "H_gamma": H_gamma,
                 "rank_H_gamma": -2.0 / leak * H_gamma,
                 "coi": cost_of_identity(A),
@@ -194,6 +195,9 @@ def leaky_resnet_layers(
     return LayerTable(rows=rows, spectra=spectra)
 
 
+ILL_CONDITIONED = 1e10  # ~ 1e-6 / eps(float64)
+
+
 def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
     """Median / min / max over layers of `rank_H` and `rank_H_gamma`, `min coi_gamma`,
     and the median critical-point residual (paper 000, Fig 1a)."""
@@ -205,4 +209,8 @@ def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
         out[f"{name}_max"] = max(col)
     out["coi_gamma_min"] = float(table.column("coi_gamma").min())
     out["cp_residual_median"] = statistics.median(table.column("cp_residual").tolist())
+    # Conditioning of the relaxed kernels (S^T S + gamma I): above ILL_CONDITIONED the
+    # relaxed COI and kinetic terms keep fewer than ~6 of float64's digits; flagged, not hidden.
+    out["kernel_cond_max"] = float(table.column("kernel_cond").max())
+    out["kernel_ill_conditioned"] = float(out["kernel_cond_max"] > ILL_CONDITIONED)
     return out

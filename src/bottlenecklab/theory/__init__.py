@@ -7,7 +7,13 @@ conservation studies behind the `hamiltonian-flow` experiment. Names match `meas
 the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`, `negative_mass`).
 """
 
-from bottlenecklab.theory._coi import cost_of_identity, kernel_norm_sq, relative_gamma, stable_rank
+from bottlenecklab.theory._coi import (
+    cost_of_identity,
+    kernel_condition,
+    kernel_norm_sq,
+    relative_gamma,
+    stable_rank,
+)
 from bottlenecklab.theory._coi_minima import (
     RANDOM_MATRIX_KINDS,
     coi_minima,
@@ -67,6 +73,7 @@ __all__ = [
     "hamiltonian_drift",
     "hamiltonian_flow",
     "hamiltonian_flow_located",
+    "kernel_condition",
     "kernel_norm_sq",
     "kink_free_start",
     "leaky_ode",

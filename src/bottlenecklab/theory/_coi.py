@@ -12,7 +12,13 @@ import torch
 
 from bottlenecklab.theory._features import features
 
-__all__ = ["cost_of_identity", "kernel_norm_sq", "relative_gamma", "stable_rank"]
+__all__ = [
+    "cost_of_identity",
+    "kernel_condition",
+    "kernel_norm_sq",
+    "relative_gamma",
+    "stable_rank",
+]
 
 
 def relative_gamma(A: torch.Tensor, gamma0: float, *, bias: bool = True) -> torch.Tensor:
@@ -35,15 +41,35 @@ def kernel_norm_sq(
     Args:
         M: `[N, w]`; S: `[N, m]`; gamma: absolute ridge, `>= 0`.
     """
-    if isinstance(gamma, float | int):
-        if gamma < 0:
-            raise ValueError(f"gamma must be >= 0, got {gamma}")
-        if gamma == 0:
-            return (torch.linalg.pinv(S) @ M).pow(2).sum()
+    if float(gamma) < 0:
+        raise ValueError(f"gamma must be >= 0, got {float(gamma)}")
+    if float(gamma) == 0:
+        return (torch.linalg.pinv(S) @ M).pow(2).sum()
     SM = S.transpose(-1, -2) @ M  # [m, w]
     G = S.transpose(-1, -2) @ S + gamma * torch.eye(S.shape[-1], dtype=S.dtype, device=S.device)
-    Z = torch.cholesky_solve(SM, torch.linalg.cholesky(G))  # (S^T S + gamma I)^{-1} S^T M
-    return (M.pow(2).sum() - (SM * Z).sum()) / gamma
+    L, info = torch.linalg.cholesky_ex(G)
+    if int(info) == 0:
+        Z = torch.cholesky_solve(SM, L)  # (S^T S + gamma I)^{-1} S^T M
+    else:  # not numerically positive definite (gamma below round-off of S^T S): the
+        # relaxed solve, with the eigenvalues bounded below by gamma as they are exactly
+        evals, evecs = torch.linalg.eigh(G)
+        Z = evecs @ ((evecs.transpose(-1, -2) @ SM) / evals.clamp_min(gamma).unsqueeze(-1))
+    return ((M.pow(2).sum() - (SM * Z).sum()) / gamma).clamp_min(0.0)
+
+
+def kernel_condition(S: torch.Tensor, gamma: float | torch.Tensor = 0.0) -> torch.Tensor:
+    """Condition number `(s_1^2 + gamma) / (s_m^2 + gamma)` of `S^T S + gamma I`, a 0-d tensor.
+
+    How many digits `kernel_norm_sq` loses: about `log10` of this (infinite for a singular
+    `S` at `gamma = 0`, where the pseudo-inverse value is reported instead).
+
+    Args:
+        S: `[N, m]`; gamma: absolute ridge, `>= 0`.
+    """
+    s2 = torch.linalg.svdvals(S).pow(2)
+    if s2.numel() < S.shape[-1]:  # fewer samples than features: S^T S is singular
+        s2 = torch.cat([s2, s2.new_zeros(S.shape[-1] - s2.numel())])
+    return (s2.max() + gamma) / (s2.min() + gamma)
 
 
 def cost_of_identity(
