@@ -29,3 +29,11 @@ def tiny_net(tiny_data: Dataset):
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A `slow` test (a whole quick preset, `make test-slow`) may take far longer than the
+    suite's 600 s per-test timeout on a loaded 2-core machine: give it an hour."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(3600))
