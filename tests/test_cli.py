@@ -214,3 +214,17 @@ def test_ensemble_size_is_zero_or_at_least_two(command, value, capsys):
     assert cli.main([*command, "--ensemble", value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--ensemble" in err[0] and ">= 2" in err[0]
+
+
+def test_reproduce_runs_the_experiments_of_several_globs_once(tmp_path, capsys):
+    """`--only A,B` runs what either glob names; a second call trains nothing."""
+    only = "leaky-resnet/coi-*,leaky-resnet/hamiltonian-flow"
+    args = ["reproduce", "--preset", "smoke", "--only", only, "--out", str(tmp_path), "--quiet"]
+    assert cli.main(args) == 0
+    runs = sorted(p.parent.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("claims.json"))
+    assert runs == ["leaky-resnet/coi-minima", "leaky-resnet/hamiltonian-flow"]
+    assert (tmp_path / "report.html").is_file()
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("result.json")}
+    assert len(stamps) >= 2
+    assert cli.main(args) == 0
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("result.json")} == stamps

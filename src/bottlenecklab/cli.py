@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="run every (or --only GLOB) experiment and a report")
     rp.add_argument("--preset", default="quick")
     rp.add_argument("--out", type=Path)
-    rp.add_argument("--only", default="*", metavar="GLOB")
+    rp.add_argument(
+        "--only", default="*", metavar="GLOB[,GLOB]", help="experiments to run (default: all)"
+    )
     rp.add_argument("--device", default="auto")
     rp.add_argument("--strict", action="store_true")
     rp.add_argument("--quiet", action="store_true")
@@ -328,7 +330,8 @@ def _reproduce(args) -> int:
     threads = args.threads or 1
     jobs = _auto_jobs(args, 10**6, threads)  # experiments have several points each
     executor = _make_executor(args, jobs=jobs, threads=threads, gpus=args.gpus_per_run or 0.0)
-    names = sorted(n for n in EXPERIMENTS if fnmatch.fnmatch(n, args.only))
+    globs = [g.strip() for g in args.only.split(",") if g.strip()]
+    names = sorted(n for n in EXPERIMENTS if any(fnmatch.fnmatch(n, g) for g in globs))
     if not names:
         raise BadInput(f"--only {args.only!r} matches no experiment; see `bottlenecklab list`")
     root = _out_folder(args.out or Path("runs") / f"reproduce-{args.preset}")
