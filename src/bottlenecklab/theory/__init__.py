@@ -7,6 +7,10 @@ conservation studies behind the `hamiltonian-flow` experiment. Names match `meas
 the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`, `negative_mass`).
 """
 
+from bottlenecklab.theory._bottleneck_bounds import (
+    partial_isometry_distance_sq,
+    representation_bottleneck_bound,
+)
 from bottlenecklab.theory._coi import cost_of_identity, kernel_norm_sq, relative_gamma, stable_rank
 from bottlenecklab.theory._coi_minima import (
     RANDOM_MATRIX_KINDS,
@@ -106,11 +110,13 @@ __all__ = [
     "numerical_rank",
     "optimal_linear_weights",
     "output_scaled_path",
+    "partial_isometry_distance_sq",
     "prop1_sweep",
     "random_linear_weights",
     "random_matrix",
     "relative_gamma",
     "relu_network",
+    "representation_bottleneck_bound",
     "rk4",
     "rk4_step",
     "shoot",
