@@ -13,8 +13,10 @@ from bottlenecklab.theory import partial_isometry_distance_sq, representation_bo
 
 
 def test_distance_of_a_partial_isometry_is_zero():
-    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 2)))
-    assert partial_isometry_distance_sq(Q @ Q[:3].T, 2) == pytest.approx(0.0, abs=1e-24)
+    rng = np.random.default_rng(0)
+    Q1, _ = np.linalg.qr(rng.standard_normal((5, 2)))
+    Q2, _ = np.linalg.qr(rng.standard_normal((3, 2)))
+    assert partial_isometry_distance_sq(Q1 @ Q2.T, 2) == pytest.approx(0.0, abs=1e-24)
     assert partial_isometry_distance_sq(np.diag([3.0, 1.0, 0.5]), 1) == pytest.approx(4 + 1.25)
 
 
