@@ -9,11 +9,13 @@ from bottlenecklab.tasks._dataset import (
     data_cost,
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
+from bottlenecklab.tasks._latent_teacher import LatentTeacherConfig, latent_teacher
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
     "COSTS",
     "Dataset",
+    "LatentTeacherConfig",
     "Standardizer",
     "TeacherConfig",
     "class_balanced_split",
@@ -21,4 +23,5 @@ __all__ = [
     "cross_entropy_cost",
     "data_cost",
     "digits_arrays",
+    "latent_teacher",
 ]
