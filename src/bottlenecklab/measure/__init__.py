@@ -40,6 +40,11 @@ from bottlenecklab.measure._jacobian import (
     layer_jacobians,
     log_top_k,
 )
+from bottlenecklab.measure._linear_net import (
+    end_to_end_matrix,
+    linear_cost_gap,
+    linear_geodesic_errors,
+)
 from bottlenecklab.measure._nonnegativity import negative_mass
 from bottlenecklab.measure._ntk import ntk_lambda_max, ntk_matrix, ntk_trace
 from bottlenecklab.measure._path_bounds import (
@@ -49,6 +54,7 @@ from bottlenecklab.measure._path_bounds import (
     theorem4_constant_gamma,
 )
 from bottlenecklab.measure._pca import pca_paths
+from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
@@ -61,6 +67,7 @@ __all__ = [
     "coi_residual",
     "cost_of_identity",
     "costs",
+    "end_to_end_matrix",
     "fcnn_balance_residuals",
     "features",
     "fit_line",
@@ -75,6 +82,8 @@ __all__ = [
     "layer_series",
     "kernel_norm_sq",
     "leaky_resnet_layers",
+    "linear_cost_gap",
+    "linear_geodesic_errors",
     "log_top_k",
     "loglog_slope",
     "middle_layer",
@@ -89,6 +98,8 @@ __all__ = [
     "numerical_rank",
     "path_length",
     "pca_paths",
+    "rank_depth_correlation",
+    "rank_group_fits",
     "representation_bottleneck",
     "stable_rank",
     "step_profile",

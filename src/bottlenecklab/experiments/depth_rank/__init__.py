@@ -1,0 +1,11 @@
+"""Experiments of papers 001/002 (representation cost, bottleneck rank and depth of deep
+fully-connected networks)."""
+
+from bottlenecklab.experiments.depth_rank import rank_vs_depth, representation_cost
+
+EXPERIMENTS = (
+    representation_cost.EXPERIMENT,
+    rank_vs_depth.EXPERIMENT,
+)
+
+__all__ = ["EXPERIMENTS"]
