@@ -87,7 +87,8 @@ def rank_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
             )
     ax.set_xlabel("depth $L$")
     ax.set_ylabel(r"$\|\theta\|^2$")
-    ax.legend(frameon=False, fontsize=7)
+    if any(np.isfinite(g["slope"]) for g in groups):
+        ax.legend(frameon=False, fontsize=7)
     ax.set_title("o: fits, x: does not fit", fontsize=8)
     path = folder / "rank_vs_depth.png"
     save(fig, path)

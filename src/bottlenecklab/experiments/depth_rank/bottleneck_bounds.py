@@ -1,0 +1,322 @@
+"""`fcnn/bottleneck-bounds` — paper 001, Thm 3 (proof), Thm 15, Cor 8, §4.
+
+    bottlenecklab run fcnn/bottleneck-bounds --preset quick
+
+Two families of networks:
+- random FCNNs (depth 2-12, leaky slope `a in {0, 0.1, -0.5}`, `beta in {0, 1}`, He init
+  times `{0.5, 1, 2}`, random biases), 32 Gaussian points each; every grid point draws its
+  own share of them (seeded by seed, depth and index);
+- ReLU nets trained on the latent teacher (`k* = 2`, `beta = 1`, `lam = 0.001`) at the
+  grid's depths, Adam then GD at `eta = 0.1/L`.
+
+On every network and point: the Jacobian chain
+`||theta||^2 >= L ||Jf(x)||_{2/L}^{2/L} >= L Rank Jf(x) + 2 log|Jf(x)|_+` and Thm 15
+`sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL - 2 log|Jf(x)|_(k)` for all
+`k <= Rank Jf(x)` (float64, slack 1e-9). On the deepest trained net with middle rank 2:
+Cor 8 (`k = 2`, `p = 0.25`) must hold on at least `(1 - 2p) L` layers (balancedness
+reported). After GD: `lambda_max(Theta(X,X)) / N <= 1.1 / eta` and `Tr Theta / (N L)`
+within a factor 3 across depths (§4: a `1/L` step keeps the NTK `O(L)`).
+
+Learning rates as `fcnn/rank-vs-depth` (`train.lr_per_depth`: Adam `0.01/L`, GD `0.1/L`).
+
+Measured: see the end of this docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from bottlenecklab.experiments._claims import at_least, at_most, gated, unmeasured
+from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.measure import (
+    costs,
+    fcnn_balance_residuals,
+    jacobian_bounds,
+    middle_rank,
+    ntk_lambda_max,
+    ntk_trace,
+    representation_bottleneck,
+)
+from bottlenecklab.models import FCNNConfig
+from bottlenecklab.tasks import LatentTeacherConfig
+from bottlenecklab.training import PhaseConfig, TrainConfig
+
+SOURCE = "001 Thm 15"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Random and trained networks for the bounds of paper 001.
+
+    Args:
+        depths: depths of the trained networks (the grid).
+        n_random: random networks per grid point; random_depths: their depth range
+            (inclusive); slopes, betas, init_scales: their choices; random_width,
+            random_dim: their hidden width and input/output dimension; n_points: Gaussian
+            points per random network.
+        slack: numerical slack of the chain and Thm 15 (float64).
+        k, p: rank and fraction of Cor 8.
+        eta0: the GD step is `eta0 / L` (the trained nets' GD phase must use it).
+        ntk_factor: `lambda_max / N <= ntk_factor / eta`; ntk_spread: max/min of
+            `Tr Theta / (N L)` across depths.
+        fit_threshold: convergence gate of the NTK claims: final train cost below this.
+    """
+
+    task: LatentTeacherConfig = LatentTeacherConfig(n_train=128, n_test=128)
+    model: FCNNConfig = FCNNConfig(depth=6, width=48, bias_scale=1.0)
+    train: TrainConfig = TrainConfig(
+        lam=0.001,
+        lr_per_depth=True,
+        phases=(
+            PhaseConfig("adam", 4000, 0.01, "cosine"),
+            PhaseConfig("sgd", 1000, 0.1, backtrack=True),
+        ),
+        log_every=200,
+    )
+    seed: int = 0
+    depths: tuple[int, ...] = (6, 10, 16)
+    n_random: int = 34
+    random_depths: tuple[int, int] = (2, 12)
+    slopes: tuple[float, ...] = (0.0, 0.1, -0.5)
+    betas: tuple[float, ...] = (0.0, 1.0)
+    init_scales: tuple[float, ...] = (0.5, 1.0, 2.0)
+    random_width: int = 16
+    random_dim: int = 8
+    n_points: int = 32
+    slack: float = 1e-9
+    k: int = 2
+    p: float = 0.25
+    eta0: float = 0.1
+    ntk_factor: float = 1.1
+    ntk_spread: float = 3.0
+    fit_threshold: float = 0.1
+
+
+def _chain_slacks(rows: list[dict[str, float]]) -> tuple[float, float]:
+    """Smallest slack of the Jacobian chain and of Thm 15 over the rows."""
+    chain = min(min(r["norm_sq"] - r["schatten"], r["schatten"] - r["rank_bound"]) for r in rows)
+    thm15 = min((r["thm15_slack"] for r in rows if r["rank"] > 0), default=math.inf)
+    return chain, thm15
+
+
+def random_nets(cfg: Config, depth: int) -> tuple[float, float, int]:
+    """The random-network share of the grid point at `depth`: smallest chain and Thm 15
+    slacks, and how many networks."""
+    rng = np.random.default_rng([cfg.seed, depth, 7])
+    chain, thm15 = math.inf, math.inf
+    for _ in range(cfg.n_random):
+        net = FCNNConfig(
+            depth=int(rng.integers(cfg.random_depths[0], cfg.random_depths[1] + 1)),
+            width=cfg.random_width,
+            slope=float(rng.choice(cfg.slopes)),
+            bias_scale=float(rng.choice(cfg.betas)),
+            init_scale=float(rng.choice(cfg.init_scales)),
+        ).build(cfg.random_dim, cfg.random_dim, seed=int(rng.integers(2**31)), dtype=torch.float64)
+        with torch.no_grad():
+            for b in net.biases:
+                b.copy_(torch.as_tensor(rng.normal(0.0, 0.5, b.shape)))
+        X = torch.as_tensor(rng.standard_normal((cfg.n_points, cfg.random_dim)))
+        c, t = _chain_slacks(jacobian_bounds(net, X))
+        chain, thm15 = min(chain, c), min(thm15, t)
+    return chain, thm15, cfg.n_random
+
+
+def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
+    """Bounds on the random share and on the trained net; Cor 8, NTK, balancedness."""
+    L = model.depth
+    r_chain, r_thm15, n = random_nets(cfg, L)
+    X = data.x_train
+    t_chain, t_thm15 = _chain_slacks(jacobian_bounds(model, X))
+    cor8 = representation_bottleneck(model, X, cfg.k, cfg.p)
+    balance = fcnn_balance_residuals(model)
+    eta = cfg.eta0 / L
+    scalars = {
+        "depth": float(L),
+        "random_nets": float(n),
+        "random_chain_slack": r_chain,
+        "random_thm15_slack": r_thm15,
+        "trained_chain_slack": t_chain,
+        "trained_thm15_slack": t_thm15,
+        "middle_rank": float(middle_rank(model)),
+        "cor8_bound": cor8["bound"],
+        "cor8_layers_below": float(cor8["layers_below"]),
+        "cor8_required": cor8["required"],
+        "ntk_scale": cor8["ntk_scale"],
+        "ntk_trace_mean": float(ntk_trace(model, X).mean()),
+        "ntk_lambda_eta": ntk_lambda_max(model, X) * eta,
+        "balance_summed_max": float(balance["summed"].max()),
+        "balance_per_neuron_max": float(balance["per_neuron"].max()),
+        **costs(model, data),
+    }
+    layers = [
+        {"layer": float(l), "s_next": float(s)} for l, s in enumerate(cor8["s_next"], start=1)
+    ]
+    return Measurement(scalars=scalars, layers=layers)
+
+
+CLAIMS = (
+    ("chain-random", "Jacobian chain on random nets"),
+    ("chain-trained", "Jacobian chain on trained nets"),
+    ("thm15-random", "Thm 15 on random nets"),
+    ("thm15-trained", "Thm 15 on trained nets"),
+    ("cor8", "Cor 8 on the deepest trained net with middle rank k"),
+    ("ntk-stability", "GD settles where lambda_max / N <= 1/eta"),
+    ("ntk-scale", "Tr Theta / (N L) is O(1) across depths"),
+)
+
+
+def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
+    """The claims of the spec's table (`depth-and-rank.md`)."""
+    done = sorted((r for r in results if r.status == "done"), key=lambda r: r.scalars["depth"])
+    if len(done) < len(results) or not done:
+        why = f"{len(results) - len(done)} of {len(results)} trainings failed"
+        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
+    n_random = int(sum(r.scalars["random_nets"] for r in done))
+    depths = ", ".join(f"{r.scalars['depth']:g}" for r in done)
+
+    def worst(key: str) -> float:
+        return min(r.scalars[key] for r in done)
+
+    out = [
+        at_least(
+            "chain-random",
+            "001 Thm 3 (proof)",
+            f"{n_random} random nets x {cfg.n_points} points: smallest slack of ||theta||^2 >= "
+            "L ||Jf||_{2/L}^{2/L} >= L Rank Jf + 2 log|Jf|_+",
+            worst("random_chain_slack"),
+            -cfg.slack,
+        ),
+        at_least(
+            "chain-trained",
+            "001 Thm 3 (proof)",
+            f"trained nets (L = {depths}), every training point: smallest slack of the chain",
+            worst("trained_chain_slack"),
+            -cfg.slack,
+        ),
+        at_least(
+            "thm15-random",
+            SOURCE,
+            "random nets: smallest slack of sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL "
+            "- 2 log|Jf(x)|_(k) over k <= Rank Jf(x)",
+            worst("random_thm15_slack"),
+            -cfg.slack,
+        ),
+        at_least(
+            "thm15-trained",
+            SOURCE,
+            "trained nets: smallest Thm 15 slack over points and k <= Rank Jf(x)",
+            worst("trained_thm15_slack"),
+            -cfg.slack,
+        ),
+    ]
+    at_k = [r for r in done if int(r.scalars["middle_rank"]) == cfg.k]
+    if at_k:
+        top = at_k[-1]
+        s = top.scalars
+        out.append(
+            at_least(
+                "cor8",
+                "001 Cor 8 (App. B Cor 17)",
+                f"deepest trained net with middle rank {cfg.k} (L = {s['depth']:g}): layers with "
+                f"s_(k+1)(a~_l / sqrt N) <= bound ({s['cor8_bound']:.3g}), against (1 - 2p) L "
+                f"= {s['cor8_required']:g} (p = {cfg.p:g}; balancedness residual summed "
+                f"{s['balance_summed_max']:.2g}, per neuron {s['balance_per_neuron_max']:.2g})",
+                s["cor8_layers_below"],
+                s["cor8_required"],
+            )
+        )
+    else:
+        ranks = ", ".join(f"{r.scalars['middle_rank']:g}" for r in done)
+        out.append(
+            unmeasured(
+                "cor8",
+                "001 Cor 8",
+                f"Cor 8 on the deepest trained net with middle rank {cfg.k}",
+                f">= (1 - 2p) L layers below the bound (p = {cfg.p:g})",
+                f"no trained net has middle rank {cfg.k} (middle ranks: {ranks})",
+            )
+        )
+    scales = [r.scalars["ntk_scale"] for r in done]
+    spread = max(scales) / min(scales) if min(scales) > 0 else math.inf
+    fit = max(r.scalars["train_cost"] for r in done)
+    what = "largest final train cost"
+    out += [
+        gated(
+            at_most(
+                "ntk-stability",
+                "001 §4",
+                "after GD at eta = eta0 / L: largest lambda_max(Theta(X,X)) / N times eta "
+                f"(eta0 = {cfg.eta0:g})",
+                max(r.scalars["ntk_lambda_eta"] for r in done),
+                cfg.ntk_factor,
+            ),
+            fit,
+            cfg.fit_threshold,
+            what,
+        ),
+        gated(
+            at_most(
+                "ntk-scale",
+                "001 §4",
+                "max / min over depths of Tr Theta(X,X) / (N L) ("
+                + ", ".join(f"{v:.3g}" for v in scales)
+                + ")",
+                spread,
+                cfg.ntk_spread,
+            ),
+            fit,
+            cfg.fit_threshold,
+            what,
+        ),
+    ]
+    return out
+
+
+# Presets: only what changes, with the reason.
+PRESETS = {
+    # Seconds: two shallow depths, a handful of random nets, a few steps.
+    "smoke": {
+        "task.n_train": 32,
+        "task.n_test": 16,
+        "model.width": 12,
+        "depths": (3, 4),
+        "n_random": 3,
+        "n_points": 4,
+        "train.phases": (
+            {"optimizer": "adam", "steps": 30, "lr": 0.01, "schedule": "cosine"},
+            {"optimizer": "sgd", "steps": 10, "lr": 0.1, "backtrack": True},
+        ),
+        "train.log_every": 10,
+    },
+    # The spec's quick preset (N = 128, width 48, L in {6, 10, 16}, 3 x 34 random nets):
+    # the base config.
+    "quick": {},
+    # More random nets and a longer schedule (paper 001 gives no sizes).
+    "paper": {
+        "task.n_train": 512,
+        "model.width": 100,
+        "n_random": 200,
+        "depths": (6, 10, 16, 24),
+        "train.phases": (
+            {"optimizer": "adam", "steps": 20000, "lr": 0.01, "schedule": "cosine"},
+            {"optimizer": "sgd", "steps": 5000, "lr": 0.1, "backtrack": True},
+        ),
+    },
+}
+
+EXPERIMENT = Experiment(
+    name="fcnn/bottleneck-bounds",
+    source=SOURCE,
+    title="Jacobian chain, Thm 15 and Cor 8 bottleneck bounds; NTK after GD at eta ~ 1/L",
+    config=Config(),
+    presets=PRESETS,
+    grid={"model.depth": "depths"},
+    measure=measure,
+    claims=claims,
+    figures=("bottleneck_bounds",),
+    doc=__doc__ or "",
+)
