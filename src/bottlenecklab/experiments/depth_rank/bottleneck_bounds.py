@@ -292,9 +292,20 @@ PRESETS = {
         ),
         "train.log_every": 10,
     },
-    # The spec's quick preset (N = 128, width 48, L in {6, 10, 16}, 3 x 34 random nets):
-    # the base config.
-    "quick": {},
+    # The spec's quick preset (N = 128, width 48, L in {6, 10, 16}, 3 x 34 random nets)
+    # with the schedule of `fcnn/rank-vs-depth`'s quick preset (He x 0.5, Adam, L-BFGS,
+    # float64: He init + Adam/GD leaves middle ranks ~15-40, and Cor 8 needs rank 2), then
+    # the GD phase at eta = 0.1/L the NTK claims are about. `lr_per_depth` divides every
+    # phase by L: Adam 0.01/L, L-BFGS initial step 1/L (its line search extrapolates).
+    "quick": {
+        "model.init_scale": 0.5,
+        "train.dtype": "float64",
+        "train.phases": (
+            {"optimizer": "adam", "steps": 2000, "lr": 0.01, "schedule": "cosine"},
+            {"optimizer": "lbfgs", "steps": 300, "lr": 1.0},
+            {"optimizer": "sgd", "steps": 1000, "lr": 0.1, "backtrack": True},
+        ),
+    },
     # More random nets and a longer schedule (paper 001 gives no sizes).
     "paper": {
         "task.n_train": 512,
