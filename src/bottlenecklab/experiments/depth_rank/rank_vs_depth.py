@@ -17,7 +17,7 @@ Schedules (a choice). Paper preset (the base config): Adam then GD with
 `train.lr_per_depth` (every phase's rate divided by `L`; paper 001, §4: `eta ~ 1/L` keeps
 the NTK `O(L)`), Adam at `0.01/L` and GD at `0.1/L`, halved on a loss increase (spec:
 `min(0.01, 0.1/L)`; the trainer has no per-phase depth scaling). Quick preset: Adam
-`1e-3` then L-BFGS in float64, He init x 0.5 (why: see the preset's comment).
+`1e-3` then L-BFGS in float64, He init x 0.7 (why: see the preset's comment).
 
 Measured (quick preset, seed grid 0-2, one job, one thread, 2026-11-24): 5/5 claims
 pass; 7 min 32 s wall at a machine load of ~8 on 2 shared cores (1 min 43 s CPU).
@@ -25,7 +25,7 @@ Middle ranks: L = 4: 9-10; L = 6-12: 3 (one 4); L = 16: 2, 3, 2; L = 20: 9-17 wi
 costs 0.11-0.18 (no fit: the collapse depth is 20, all seeds fit at every L <= 16).
 Spearman(middle rank, L) over the 18 fitting nets = -0.81; k* = 2 for 2/3 seeds at
 L = 16. Fitted lines per rank group (fitting nets):
-- rank 3 (L = 6-16, 13 nets, tested): slope 2.452, intercept 17.88 (|slope - 3| / 3 =
+- rank 3 (L = 6-16, 12 nets, tested): slope 2.452, intercept 17.88 (|slope - 3| / 3 =
   0.18 <= 0.25); the number of layers with r_l != 3 is 4-6 (variation 2 <= 2, at the
   limit).
 - rank 2 (L = 16 only, 2 nets) and rank 4 (L = 6, 1 net): single depth, no line; ranks
