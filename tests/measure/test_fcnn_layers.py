@@ -75,3 +75,14 @@ def test_representation_bottleneck_fields(trained):
     assert out["s_next"].shape == (3,)
     assert out["required"] == pytest.approx(1.5)
     assert out["bound"] > 0 and out["ntk_scale"] > 0
+
+
+def test_jacobian_chain_and_thm15_on_a_trained_net(trained):
+    """The bounds hold for every parameter: also at a trained critical point (float64)."""
+    from bottlenecklab.measure import jacobian_bounds
+
+    net, X = trained
+    for row in jacobian_bounds(net, X):
+        assert row["norm_sq"] >= row["schatten"] - 1e-9
+        assert row["schatten"] >= row["rank_bound"] - 1e-9
+        assert row["rank"] == 0 or row["thm15_slack"] >= -1e-9

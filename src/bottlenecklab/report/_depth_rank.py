@@ -67,6 +67,8 @@ def rank_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
             color=colour[k],
             mfc=colour[k] if fit else "none",
         )
+    for k in ranks:  # legend entries: one per middle rank (the colour)
+        ax.plot([], [], "o", color=colour[k], label=f"middle rank {k}")
     fitting = [r for r in pts if r.scalars["train_cost"] < thr]
     groups = rank_group_fits(
         [r.scalars["depth"] for r in fitting],
@@ -83,12 +85,11 @@ def rank_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
                 "-",
                 color=colour[int(g["rank"])],
                 lw=1,
-                label=f"rank {g['rank']:g}: slope {g['slope']:.2f}",
+                label=f"fit, rank {g['rank']:g}: slope {g['slope']:.2f}",
             )
     ax.set_xlabel("depth $L$")
     ax.set_ylabel(r"$\|\theta\|^2$")
-    if any(np.isfinite(g["slope"]) for g in groups):
-        ax.legend(frameon=False, fontsize=7)
+    ax.legend(frameon=False, fontsize=7)
     ax.set_title("o: fits, x: does not fit", fontsize=8)
     path = folder / "rank_vs_depth.png"
     save(fig, path)
