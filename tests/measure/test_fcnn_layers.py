@@ -8,6 +8,7 @@ import torch
 
 from bottlenecklab.measure import (
     fcnn_balance_residuals,
+    jacobian_bounds,
     layer_ranks,
     middle_layer,
     middle_rank,
@@ -79,8 +80,6 @@ def test_representation_bottleneck_fields(trained):
 
 def test_jacobian_chain_and_thm15_on_a_trained_net(trained):
     """The bounds hold for every parameter: also at a trained critical point (float64)."""
-    from bottlenecklab.measure import jacobian_bounds
-
     net, X = trained
     for row in jacobian_bounds(net, X):
         assert row["norm_sq"] >= row["schatten"] - 1e-9

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from bottlenecklab.measure import input_jacobians, jacobian_bounds, layer_jacobians
 from bottlenecklab.models import FCNNConfig
+from bottlenecklab.theory import optimal_linear_weights
 
 SLACK = 1e-9  # float64 round-off of sums of O(100) terms
 
@@ -71,8 +72,6 @@ def test_thm15_fails_for_a_rank_above_the_jacobian_rank():
 
 
 def test_chain_is_tight_for_the_optimal_linear_factorization():
-    from bottlenecklab.theory import optimal_linear_weights
-
     A = np.random.default_rng(0).standard_normal((3, 4))
     net = _net(5, 0.0, 0.0, 1.0, width=3, activation="identity")
     with torch.no_grad():
