@@ -14,6 +14,15 @@ from bottlenecklab.measure._coi import (
     stable_rank,
 )
 from bottlenecklab.measure._costs import costs, float64_copy
+from bottlenecklab.measure._fcnn_balance import fcnn_balance_residuals
+from bottlenecklab.measure._fcnn_layers import (
+    RANK_FLOOR,
+    layer_ranks,
+    middle_layer,
+    middle_rank,
+    representation_bottleneck,
+    weight_spectra,
+)
 from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
     INPUT_PAIRED,
@@ -24,7 +33,22 @@ from bottlenecklab.measure._hamiltonian import (
     leaky_resnet_layers,
     momenta,
 )
+from bottlenecklab.measure._jacobian import (
+    chain_slacks,
+    input_jacobians,
+    jacobian_bounds,
+    jacobian_singular_values,
+    layer_jacobians,
+    log_top_k,
+    random_network_slacks,
+)
+from bottlenecklab.measure._linear_net import (
+    end_to_end_matrix,
+    linear_cost_gap,
+    linear_geodesic_errors,
+)
 from bottlenecklab.measure._nonnegativity import negative_mass
+from bottlenecklab.measure._ntk import ntk_lambda_max, ntk_matrix, ntk_trace
 from bottlenecklab.measure._path_bounds import (
     momentum_bounds,
     path_length,
@@ -32,35 +56,58 @@ from bottlenecklab.measure._path_bounds import (
     theorem4_constant_gamma,
 )
 from bottlenecklab.measure._pca import pca_paths
+from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
 
 __all__ = [
+    "chain_slacks",
+    "random_network_slacks",
     "INPUT_PAIRED",
+    "RANK_FLOOR",
     "LayerTable",
     "balancedness_residual",
     "coi_residual",
     "cost_of_identity",
     "costs",
+    "end_to_end_matrix",
+    "fcnn_balance_residuals",
     "features",
     "fit_line",
     "float64_copy",
     "hamiltonian",
     "hamiltonian_summary",
+    "input_jacobians",
+    "jacobian_bounds",
+    "jacobian_singular_values",
+    "layer_jacobians",
+    "layer_ranks",
     "layer_series",
     "kernel_norm_sq",
     "leaky_resnet_layers",
+    "linear_cost_gap",
+    "linear_geodesic_errors",
+    "log_top_k",
     "loglog_slope",
+    "middle_layer",
+    "middle_rank",
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
     "negative_mass",
+    "ntk_lambda_max",
+    "ntk_matrix",
+    "ntk_trace",
     "numerical_rank",
     "path_length",
     "pca_paths",
+    "rank_depth_correlation",
+    "rank_group_fits",
+    "representation_bottleneck",
     "stable_rank",
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
+    "weight_spectra",
 ]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report import (
+    _depth_rank,
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
@@ -25,6 +26,10 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "pca_paths": _leaky_resnet_discretization.pca_paths,
     "path_bounds": _leaky_resnet_discretization.path_bounds,
     "training_curves": _training.training_curves,
+    "representation_cost": _depth_rank.representation_cost,
+    "rank_vs_depth": _depth_rank.rank_vs_depth,
+    "depth_spectra": _depth_rank.depth_spectra,
+    "bottleneck_bounds": _depth_rank.bottleneck_bounds,
 }
 
 

@@ -9,11 +9,19 @@ from bottlenecklab.tasks._dataset import (
     data_cost,
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
+from bottlenecklab.tasks._latent_teacher import LatentTeacherConfig, latent_teacher
+from bottlenecklab.tasks._linear_teacher import (
+    LinearTeacherConfig,
+    linear_teacher,
+    teacher_matrix,
+)
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
     "COSTS",
     "Dataset",
+    "LatentTeacherConfig",
+    "LinearTeacherConfig",
     "Standardizer",
     "TeacherConfig",
     "class_balanced_split",
@@ -21,4 +29,7 @@ __all__ = [
     "cross_entropy_cost",
     "data_cost",
     "digits_arrays",
+    "latent_teacher",
+    "linear_teacher",
+    "teacher_matrix",
 ]

@@ -7,6 +7,10 @@ conservation studies behind the `hamiltonian-flow` experiment. Names match `meas
 the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`, `negative_mass`).
 """
 
+from bottlenecklab.theory._bottleneck_bounds import (
+    partial_isometry_distance_sq,
+    representation_bottleneck_bound,
+)
 from bottlenecklab.theory._coi import (
     cost_of_identity,
     kernel_condition,
@@ -29,6 +33,15 @@ from bottlenecklab.theory._conservation import (
     kink_free_start,
     sign_crossings,
 )
+from bottlenecklab.theory._constructions import (
+    IdentityConstruction,
+    example20_excess,
+    example20_norm_sq,
+    example20_target,
+    example20_weights,
+    identity_construction,
+    relu_network,
+)
 from bottlenecklab.theory._features import features, sigma
 from bottlenecklab.theory._hamiltonian_flow import (
     Field,
@@ -40,6 +53,14 @@ from bottlenecklab.theory._hamiltonian_flow import (
     vector_field,
 )
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
+from bottlenecklab.theory._linear_cost import (
+    linear_cost_expansion,
+    linear_cost_remainder_constant,
+    linear_geodesic_grams,
+    linear_representation_cost,
+    nonzero_singular_values,
+    optimal_linear_weights,
+)
 from bottlenecklab.theory._nonnegativity import negative_mass
 from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
 from bottlenecklab.theory._spectral import numerical_rank
@@ -59,12 +80,17 @@ from bottlenecklab.theory._symmetries import (
 __all__ = [
     "RANDOM_MATRIX_KINDS",
     "Field",
+    "IdentityConstruction",
     "Weights",
     "bias_free",
     "coi_minima",
     "coi_residual",
     "cost_of_identity",
     "drift_refinement",
+    "example20_excess",
+    "example20_norm_sq",
+    "example20_target",
+    "example20_weights",
     "features",
     "generic_start",
     "geodesic_weights",
@@ -74,20 +100,30 @@ __all__ = [
     "hamiltonian_flow",
     "hamiltonian_flow_located",
     "kernel_condition",
+    "identity_construction",
     "kernel_norm_sq",
     "kink_free_start",
     "leaky_ode",
     "lifted_inputs",
+    "linear_cost_expansion",
+    "linear_cost_remainder_constant",
+    "linear_geodesic_grams",
+    "linear_representation_cost",
     "linear_weight_norm",
     "linear_weights",
     "minimize_cost_of_identity",
     "negative_mass",
+    "nonzero_singular_values",
     "numerical_rank",
+    "optimal_linear_weights",
     "output_scaled_path",
+    "partial_isometry_distance_sq",
     "prop1_sweep",
     "random_linear_weights",
     "random_matrix",
     "relative_gamma",
+    "relu_network",
+    "representation_bottleneck_bound",
     "rk4",
     "rk4_step",
     "shoot",

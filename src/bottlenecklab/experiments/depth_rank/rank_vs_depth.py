@@ -1,0 +1,286 @@
+"""`fcnn/rank-vs-depth` — paper 001, Fig 1.
+
+    bottlenecklab run fcnn/rank-vs-depth --preset quick
+
+Deep ReLU networks (`beta = 1`, `lam = 0.001`) are trained on the latent teacher (`k* = 2`)
+over a grid of depths and seeds (the grid is `model.depth` x `seed`: one run per pair,
+resumable on the run store). Per network: `||theta||^2`, the middle rank (singular values
+of `W_{ceil(L/2)}` above 0.1), the per-layer ranks `r_l`, the spectra of all `W_l`, and the
+train/test costs. A network *fits* when its final train cost is below 0.1.
+
+Expected (paper 001, Fig 1): the middle rank falls with depth toward `k* = 2`; in a group
+of networks with equal middle rank `k`, `||theta||^2 ~ k L + R1` (slope = rank,
+intercept = the regularity `R1`); only the middle grows with `L` (the number of layers
+whose rank differs from `k` stays the same); too deep networks stop fitting.
+
+Schedules (a choice). Paper preset (the base config): Adam then GD with
+`train.lr_per_depth` (every phase's rate divided by `L`; paper 001, §4: `eta ~ 1/L` keeps
+the NTK `O(L)`), Adam at `0.01/L` and GD at `0.1/L`, halved on a loss increase (spec:
+`min(0.01, 0.1/L)`; the trainer has no per-phase depth scaling). Quick preset: Adam
+`1e-3` then L-BFGS in float64, He init x 0.7 (why: see the preset's comment).
+
+Measured (quick preset, seed grid 0-2, one job, one thread, 2026-11-24): 5/5 claims
+pass; 7 min 32 s wall at a machine load of ~8 on 2 shared cores (1 min 43 s CPU).
+Middle ranks: L = 4: 9-10; L = 6-12: 3 (one 4); L = 16: 2, 3, 2; L = 20: 9-17 with train
+costs 0.11-0.18 (no fit: the collapse depth is 20, all seeds fit at every L <= 16).
+Spearman(middle rank, L) over the 18 fitting nets = -0.81; k* = 2 for 2/3 seeds at
+L = 16. Fitted lines per rank group (fitting nets):
+- rank 3 (L = 6-16, 12 nets, tested): slope 2.452, intercept 17.88 (|slope - 3| / 3 =
+  0.18 <= 0.25); the number of layers with r_l != 3 is 4-6 (variation 2 <= 2, at the
+  limit).
+- rank 2 (L = 16 only, 2 nets) and rank 4 (L = 6, 1 net): single depth, no line; ranks
+  9-10 (L = 4): slope not meaningful (one depth).
+Train costs of fitting nets 0.0013-0.0025, test costs 0.09-0.13. The middle rank is
+overestimated (3 instead of k* = 2) at most depths, as the spec warns; 400 L-BFGS
+steps are not enough to reach the rank-2 optimum below L = 16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
+from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.measure import (
+    costs,
+    layer_ranks,
+    middle_rank,
+    rank_depth_correlation,
+    rank_group_fits,
+    weight_spectra,
+)
+from bottlenecklab.models import FCNNConfig
+from bottlenecklab.tasks import LatentTeacherConfig
+from bottlenecklab.training import PhaseConfig, TrainConfig
+
+SOURCE = "001 Fig 1"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Fig 1 (paper 001, App. E gives no sizes; these are ours, spec `depth-and-rank.md`).
+
+    Args:
+        depths: the depths `L` of the grid; seeds: the seeds of the grid (data and init).
+        fit_threshold: a network fits when its final train cost is below this.
+        spearman_max: the Spearman correlation of middle rank with depth (fitting runs)
+            must be at most this.
+        slope_tolerance: relative tolerance of a rank group's slope against its rank.
+        min_group_depths, min_group_span: a rank group is tested when it has at least
+            this many distinct depths spanning at least this many layers.
+        count_variation: in a tested group, the number of layers with `r_l != rank` may
+            vary by at most this (only the middle grows, Fig 1b).
+    """
+
+    task: LatentTeacherConfig = LatentTeacherConfig(n_train=1000, n_test=1000)
+    model: FCNNConfig = FCNNConfig(depth=8, width=100, bias_scale=1.0)
+    train: TrainConfig = TrainConfig(
+        lam=0.001,
+        lr_per_depth=True,
+        phases=(
+            PhaseConfig("adam", 20_000, 0.01, "cosine"),
+            PhaseConfig("sgd", 5000, 0.1, backtrack=True),
+        ),
+        log_every=500,
+        checkpoint_every=5000,
+    )
+    seed: int = 0
+    depths: tuple[int, ...] = (3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    fit_threshold: float = 0.1
+    spearman_max: float = -0.6
+    slope_tolerance: float = 0.25
+    min_group_depths: int = 3
+    min_group_span: float = 6.0
+    count_variation: int = 2
+
+
+def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
+    """`||theta||^2`, middle rank, per-layer ranks and spectra, costs."""
+    ranks = layer_ranks(model)
+    mid = middle_rank(model)
+    scalars = {
+        "depth": float(model.depth),
+        "norm_sq": float(model.param_norm_sq().detach().double()),
+        "middle_rank": float(mid),
+        "off_rank_layers": float(sum(r != mid for r in ranks)),
+        "k_star": float(data.k_star),
+        **costs(model, data),
+    }
+    layers = [{"layer": float(l), "rank": float(r)} for l, r in enumerate(ranks, start=1)]
+    return Measurement(scalars=scalars, layers=layers, spectra=weight_spectra(model))
+
+
+CLAIMS = (
+    ("rank-falls", "middle rank falls with depth"),
+    ("k-star-reached", "a majority of seeds reaches k* at some depth"),
+    ("slope-is-rank", "||theta||^2-vs-L slope of each rank group is its rank"),
+    ("only-middle-grows", "the number of off-rank layers is constant in a group"),
+    ("collapse-above", "networks stop fitting only above every all-fit depth"),
+)
+
+
+def fits(cfg: Config, results: list[PointResult]) -> list[dict[str, float]]:
+    """Rank-group line fits of the fitting runs (`measure.rank_group_fits`)."""
+    ok = [r for r in results if r.status == "done" and r.scalars["train_cost"] < cfg.fit_threshold]
+    return rank_group_fits(
+        [r.scalars["depth"] for r in ok],
+        [r.scalars["norm_sq"] for r in ok],
+        [int(r.scalars["middle_rank"]) for r in ok],
+        min_depths=cfg.min_group_depths,
+        min_span=cfg.min_group_span,
+    )
+
+
+def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
+    """The claims of Fig 1 (spec `depth-and-rank.md`, experiments table)."""
+    done = [r for r in results if r.status == "done"]
+    fitting = [r for r in done if r.scalars["train_cost"] < cfg.fit_threshold]
+    if len(fitting) < 2:
+        why = f"{len(fitting)} of {len(results)} networks fit (train cost < {cfg.fit_threshold})"
+        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
+    k = int(fitting[0].scalars["k_star"])
+    depth = [r.scalars["depth"] for r in fitting]
+    mid = [r.scalars["middle_rank"] for r in fitting]
+    rho = rank_depth_correlation(depth, mid)
+    # majority of seeds at k* at some depth (all runs of that depth count as seeds)
+    share = 0.0
+    for L in sorted({r.scalars["depth"] for r in done}):
+        at = [r for r in done if r.scalars["depth"] == L]
+        hit = [r for r in at if r in fitting and int(r.scalars["middle_rank"]) == k]
+        share = max(share, len(hit) / len(at))
+    groups = [g for g in fits(cfg, results) if g["fitted"]]
+    worst_slope, worst_count = float("nan"), float("nan")
+    slope_text, count_text = "no group", "no group"
+    if groups:
+        errs = [abs(g["slope"] - g["rank"]) / g["rank"] for g in groups if g["rank"] > 0]
+        worst_slope = max(errs) if errs else float("inf")
+        slope_text = "; ".join(
+            f"rank {g['rank']:g}: slope {g['slope']:.3f}, intercept {g['intercept']:.2f}"
+            for g in groups
+        )
+        variation = []
+        for g in groups:
+            counts = [
+                r.scalars["off_rank_layers"]
+                for r in fitting
+                if r.scalars["middle_rank"] == g["rank"]
+            ]
+            variation.append(max(counts) - min(counts))
+        worst_count = max(variation)
+        count_text = ", ".join(f"rank {g['rank']:g}: {v:g}" for g, v in zip(groups, variation))
+    all_fit = [
+        L
+        for L in {r.scalars["depth"] for r in done}
+        if all(r.scalars["train_cost"] < cfg.fit_threshold for r in done if r.scalars["depth"] == L)
+    ]
+    misfits = [r.scalars["depth"] for r in done if r not in fitting]
+    top_all_fit = max(all_fit) if all_fit else float("nan")
+    collapse = min(misfits) if misfits else float("inf")
+    margin = collapse - top_all_fit if all_fit else float("nan")
+    slope_claim = at_most(
+        "slope-is-rank",
+        SOURCE,
+        "each middle-rank group with >= "
+        f"{cfg.min_group_depths} depths spanning >= {cfg.min_group_span:g} layers: "
+        f"|slope - rank| / rank, worst group ({slope_text})",
+        worst_slope,
+        cfg.slope_tolerance,
+    )
+    count_claim = at_most(
+        "only-middle-grows",
+        SOURCE,
+        "in each tested group, the number of layers with r_l != rank varies by at most "
+        f"{cfg.count_variation} (max - min; {count_text})",
+        worst_count,
+        cfg.count_variation,
+    )
+    return [
+        at_most(
+            "rank-falls",
+            SOURCE,
+            f"Spearman correlation of middle rank with depth over the {len(fitting)} fitting "
+            "networks",
+            rho,
+            cfg.spearman_max,
+        ),
+        at_least(
+            "k-star-reached",
+            SOURCE,
+            f"largest share, over depths, of seeds whose network fits with middle rank "
+            f"k* = {k} (a majority: > 0.5)",
+            share,
+            0.5 + 1e-9,
+        ),
+        slope_claim,
+        count_claim,
+        at_least(
+            "collapse-above",
+            SOURCE,
+            f"smallest depth of a non-fitting network ({collapse:g}) minus the largest depth "
+            f"where every seed fits ({top_all_fit:g}); > 0 (inf: every network fits)",
+            margin,
+            1e-9,
+        ),
+    ]
+
+
+# Presets: only what changes, with the reason.
+PRESETS = {
+    # Seconds: a tiny teacher sample and three shallow depths, a few steps.
+    "smoke": {
+        "task.n_train": 32,
+        "task.n_test": 16,
+        "model.width": 12,
+        "depths": (3, 4, 6),
+        "seeds": (0, 1),
+        "train.phases": (
+            {"optimizer": "adam", "steps": 30, "lr": 0.01, "schedule": "cosine"},
+            {"optimizer": "sgd", "steps": 10, "lr": 0.1, "backtrack": True},
+        ),
+        "train.log_every": 10,
+        "train.checkpoint_every": 20,
+    },
+    # Minutes on one core (measured numbers in the module docstring). From the spec's
+    # starting point (N = 256, width 48, 3 seeds, He init, Adam 4000 + 1000 GD), changed:
+    # He init x 0.7 (at He init the nets interpolate with middle rank 31-38 and
+    # ||theta||^2 = 70-480 after 5000 steps; at x 0.5 every net with L >= 16 collapses to
+    # zero); L-BFGS instead of GD after Adam (Adam and GD leave the unused singular values
+    # almost untouched: weight decay shrinks them like e^{-2 lam eta t}; 250 L-BFGS steps
+    # take an L = 8 middle rank from 15 to 3), float64 for L-BFGS; N = 128, width 32 and
+    # 7 depths to fit the time.
+    "quick": {
+        "task.n_train": 128,
+        "task.n_test": 128,
+        "model.width": 32,
+        "model.init_scale": 0.7,
+        "depths": (4, 6, 8, 10, 12, 16, 20),
+        "seeds": (0, 1, 2),
+        "train.dtype": "float64",
+        "train.lr_per_depth": False,
+        "train.phases": (
+            {"optimizer": "adam", "steps": 1500, "lr": 1e-3, "schedule": "cosine"},
+            {"optimizer": "lbfgs", "steps": 400, "lr": 1.0},
+        ),
+        "train.log_every": 100,
+    },
+    # Our paper-scale choice (paper 001 gives no sizes): the base config.
+    "paper": {},
+}
+
+EXPERIMENT = Experiment(
+    name="fcnn/rank-vs-depth",
+    source=SOURCE,
+    title="||theta||^2 grows like (middle rank) x L; the middle rank falls to k* with depth",
+    config=Config(),
+    presets=PRESETS,
+    grid={"model.depth": "depths", "seed": "seeds"},
+    measure=measure,
+    claims=claims,
+    figures=("rank_vs_depth", "depth_spectra"),
+    doc=__doc__ or "",
+)
+
+__all__ = ["EXPERIMENT", "Config", "fits"]

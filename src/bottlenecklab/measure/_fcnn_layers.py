@@ -1,0 +1,93 @@
+"""Layer spectra of a fully-connected network: weight ranks, the middle rank (paper 001,
+Fig 1) and the representation bottleneck of Cor 8."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._jacobian import input_jacobians, jacobian_singular_values, log_top_k
+from bottlenecklab.measure._ntk import ntk_trace
+from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
+
+__all__ = [
+    "RANK_FLOOR",
+    "layer_ranks",
+    "middle_layer",
+    "middle_rank",
+    "representation_bottleneck",
+    "weight_spectra",
+]
+
+RANK_FLOOR = 0.1  # singular values of W_l above 0.1 (paper 001, Fig 1)
+
+
+def middle_layer(depth: int) -> int:
+    """`ceil(L/2)`, the 1-based index of the middle weight matrix (spec **Decision**)."""
+    return math.ceil(depth / 2)
+
+
+def layer_ranks(model: Any, floor: float = RANK_FLOOR) -> list[int]:
+    """`r_l`: singular values of `W_l` above `floor`, `l = 1..L`."""
+    return [numerical_rank(W.detach().double(), rel=0.0, floor=floor) for W in model.weights]
+
+
+def middle_rank(model: Any, floor: float = RANK_FLOOR) -> int:
+    """Singular values of `W_{ceil(L/2)}` above `floor` (paper 001, Fig 1)."""
+    W = model.weights[middle_layer(model.depth) - 1]
+    return numerical_rank(W.detach().double(), rel=0.0, floor=floor)
+
+
+def weight_spectra(model: Any) -> list[dict[str, Any]]:
+    """Singular values of every `W_l`, long format `{"layer", "matrix", "index", "value"}`."""
+    rows = []
+    for l, W in enumerate(model.weights, start=1):
+        s = torch.linalg.svdvals(W.detach().double())
+        rows += [
+            {"layer": l, "matrix": "W", "index": i, "value": float(v)} for i, v in enumerate(s)
+        ]
+    return rows
+
+
+def representation_bottleneck(
+    model: Any, X: torch.Tensor | np.ndarray, k: int, p: float = 0.25
+) -> dict[str, Any]:
+    """`s_{k+1}(a~_l(X) / sqrt N)` per layer against the bound of paper 001, Cor 8.
+
+    `x` is the training point maximizing `|Jf(x)|_(k)`; `c = Tr Theta(X, X) / (N L)`
+    (`ntk_trace`); the bound holds on at least `(1 - 2p) L` layers for balanced
+    parameters (App. B, Cor 17; spec **Decision**).
+
+    Args:
+        model: an `FCNN`; X: training inputs `[N, d_in]`; k: the rank; p: the fraction.
+    Returns:
+        `{"s_next": [L] (l = 1..L), "bound": float, "layers_below": int,
+        "required": float ((1 - 2p) L), "ntk_scale": float}`.
+    """
+    net = float64_copy(model)
+    X64 = torch.as_tensor(X, dtype=torch.float64)
+    N, L = X64.shape[0], net.depth
+    logs = log_top_k(jacobian_singular_values(input_jacobians(net, X64)), k)  # [N]
+    c = float(ntk_trace(net, X64).sum()) / (N * L)
+    bound = representation_bottleneck_bound(
+        float(net.param_norm_sq().detach()), L, k, c, float(logs.max()), float(logs.min()), p
+    )
+    with torch.no_grad():
+        pre, _ = net.forward_path(X64)
+    s_next = []
+    for z in pre:
+        s = torch.linalg.svdvals(z / math.sqrt(N))
+        s_next.append(float(s[k]) if s.numel() > k else 0.0)
+    s_next = np.array(s_next)
+    below = int(np.sum(s_next <= bound)) if math.isfinite(bound) else 0
+    return {
+        "s_next": s_next,
+        "bound": bound,
+        "layers_below": below,
+        "required": (1 - 2 * p) * L,
+        "ntk_scale": c,
+    }

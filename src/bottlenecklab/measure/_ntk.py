@@ -1,0 +1,72 @@
+"""Neural tangent kernel of a fully-connected network from its layer Jacobians, without the
+`[N d_out, P]` parameter Jacobian (paper 001, §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._jacobian import layer_jacobians
+
+__all__ = ["ntk_lambda_max", "ntk_matrix", "ntk_trace"]
+
+
+def _paths(model: Any, X: torch.Tensor | np.ndarray):
+    net = float64_copy(model)
+    X64 = torch.as_tensor(X, dtype=torch.float64)
+    jacs, acts = layer_jacobians(net, X64)
+    return jacs, acts, float(net.cfg.bias_scale)
+
+
+def ntk_trace(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """`Tr Theta(x_i, x_i) = sum_l (||a_{l-1}(x_i)||^2 + beta^2) ||J_l(x_i)||_F^2`, float64.
+
+    `J_l = d f / d a~_l` (`J_L = I`), `a_0 = x`; the `beta^2` term is the bias gradient
+    (paper 001, §4; spec `depth-and-rank.md`).
+
+    Args:
+        model: an `FCNN`; X: inputs `[N, d_in]`.
+    Returns:
+        `[N]`.
+    """
+    jacs, acts, beta = _paths(model, X)
+    total = torch.zeros(jacs[0].shape[0], dtype=torch.float64)
+    for J, a in zip(jacs, acts):
+        total += (a.pow(2).sum(1) + beta**2) * J.pow(2).sum(dim=(1, 2))
+    return total
+
+
+def ntk_matrix(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """The full NTK Gram `Theta(X, X)` with rows `(i, c)` (sample-major), float64.
+
+    `Theta((i,c),(j,c')) = sum_l (a_{l-1}(x_i) . a_{l-1}(x_j) + beta^2) <J_l(x_i)_c,
+    J_l(x_j)_c'>` (row `c` of `J_l`).
+
+    Args:
+        model: an `FCNN`; X: `[N, d_in]`.
+    Returns:
+        `[N d_out, N d_out]`.
+    """
+    jacs, acts, beta = _paths(model, X)
+    N, d_out = jacs[0].shape[:2]
+    theta = torch.zeros(N * d_out, N * d_out, dtype=torch.float64)
+    for J, a in zip(jacs, acts):
+        K = a @ a.T + beta**2  # [N, N]
+        M = J.reshape(N * d_out, -1)  # [N d_out, n_l]
+        theta += torch.kron(K, torch.ones(d_out, d_out, dtype=torch.float64)) * (M @ M.T)
+    return theta
+
+
+def ntk_lambda_max(model: Any, X: torch.Tensor | np.ndarray) -> float:
+    """`lambda_max(Theta(X, X)) / N`: GD on `(1/N)||Y - f||^2` with step `eta` can only
+    settle where this is `<= 1/eta` (paper 001, §4).
+
+    Args:
+        model: an `FCNN`; X: `[N, d_in]`.
+    """
+    theta = ntk_matrix(model, X)
+    N = torch.as_tensor(X).shape[0]
+    return float(torch.linalg.eigvalsh(theta)[-1]) / N

@@ -1,0 +1,263 @@
+"""The experiments of papers 001/002 (`depth_rank`): smoke runs (claims reported, figures),
+claims that FAIL on crafted wrong results, and (slow) every claim of the quick presets."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bottlenecklab.config import apply_overrides
+from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+
+LINEAR = "linear/representation-cost"
+
+EXPECTED = {
+    "fcnn/bottleneck-bounds": (
+        (
+            "chain-random",
+            "chain-trained",
+            "thm15-random",
+            "thm15-trained",
+            "cor8",
+            "ntk-stability",
+            "ntk-scale",
+        ),
+        ("bottleneck_bounds",),
+        ("random_chain_slack", "trained_thm15_slack", "cor8_bound", "ntk_lambda_eta"),
+    ),
+    "fcnn/rank-vs-depth": (
+        ("rank-falls", "k-star-reached", "slope-is-rank", "only-middle-grows", "collapse-above"),
+        ("rank_vs_depth", "depth_spectra"),
+        ("norm_sq", "middle_rank", "off_rank_layers", "train_cost"),
+    ),
+    LINEAR: (
+        (
+            "remainder-slope",
+            "remainder-constant",
+            "optimal-factorization",
+            "trained-norm",
+            "trained-grams",
+            "trained-balanced",
+            "prop12",
+            "example20",
+            "example20-excess",
+        ),
+        ("representation_cost",),
+        ("remainder_slope", "norm_gap", "gram_error_max", "balance_max", "example20_slope"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_smoke_run_reports_every_claim_and_figure(name, smoke_record) -> None:
+    _, _, out, record = smoke_record(name)
+    claims = json.loads((out / "claims.json").read_text())
+    assert tuple(c["id"] for c in claims) == EXPECTED[name][0]
+    assert all(isinstance(c["passed"], bool) and c["expected"] for c in claims)
+    for fig in EXPECTED[name][1]:
+        assert (out / "figures" / f"{fig}.png").stat().st_size > 1000
+    for point in record.points:
+        assert point.status == "done"
+        assert set(EXPECTED[name][2]) <= set(point.scalars)
+
+
+def test_smoke_run_through_the_cli(tmp_path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bottlenecklab", "run", LINEAR, "--preset", "smoke"]
+        + ["--out", str(tmp_path / "run"), "--jobs", "1", "--threads", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "run" / "claims.json").exists()
+
+
+# ------------------------------------------------------------ linear/representation-cost
+
+
+@pytest.fixture(scope="module")
+def linear_good(smoke_record) -> tuple:
+    exp, cfg, _, record = smoke_record(LINEAR)
+    return exp, cfg, record.points[0]
+
+
+def _with(point: PointResult, **scalars) -> PointResult:
+    return dataclasses.replace(point, scalars={**point.scalars, **scalars})
+
+
+def test_linear_closed_form_claims_pass_on_the_smoke_run(linear_good) -> None:
+    exp, cfg, point = linear_good
+    got = {c.id: c.passed for c in exp.claims(cfg, [point])}
+    for cid in ("remainder-slope", "remainder-constant", "optimal-factorization", "prop12"):
+        assert got[cid], cid
+    assert got["example20"] and got["example20-excess"]
+
+
+@pytest.mark.parametrize(
+    "scalars, failing",
+    [
+        ({"remainder_slope": -2.9}, "remainder-slope"),  # e.g. the constant term left in
+        ({"remainder_constant_ratio": 1.2}, "remainder-constant"),
+        ({"factorization_A_error": 1e-6}, "optimal-factorization"),
+        ({"norm_gap": 0.05}, "trained-norm"),
+        ({"gram_error_max": 0.2}, "trained-grams"),
+        ({"balance_max": 0.3}, "trained-balanced"),
+        ({"prop12_norm_error": 1.0}, "prop12"),
+        ({"example20_f_error": 1e-3}, "example20"),
+        ({"example20_slope": -0.3}, "example20-excess"),
+    ],
+)
+def test_linear_claims_fail_on_wrong_results(linear_good, scalars, failing) -> None:
+    exp, cfg, point = linear_good
+    got = {c.id: c.passed for c in exp.claims(cfg, [_with(point, **scalars)])}
+    assert got[failing] is False
+
+
+def test_linear_trained_claims_fail_on_an_untrained_network(tmp_path) -> None:
+    """No training step: the He-initialized linear net is neither balanced nor on the
+    geodesic, and its norm exceeds the cost of its matrix."""
+    exp = get(LINEAR)
+    cfg = apply_overrides(
+        resolve_config(exp, "smoke"),
+        {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)},
+    )
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
+    got = {c.id: c.passed for c in record.claims}
+    assert not got["trained-norm"] and not got["trained-grams"] and not got["trained-balanced"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
+    exp = get(name)
+    record = run_experiment(
+        exp, resolve_config(exp, "quick"), tmp_path / "run", preset="quick", progress=False
+    )
+    failed = [(c.id, c.measured) for c in record.claims if not c.passed]
+    assert record.claims and not failed, failed
+
+
+# ------------------------------------------------------------------ fcnn/rank-vs-depth
+
+RANK = "fcnn/rank-vs-depth"
+
+
+def _rank_points(
+    norm=lambda L, k: k * L + 10.0,
+    rank=lambda L: 3 if L <= 6 else 2,
+    cost=lambda L: 0.01 if L <= 20 else 0.5,
+    off=lambda L, k: 3.0,
+) -> list[PointResult]:
+    out = []
+    for L in (4, 6, 8, 12, 16, 20, 24):
+        for seed in (0, 1, 2):
+            k = rank(L)
+            scalars = {
+                "depth": float(L),
+                "norm_sq": norm(L, k) + 0.1 * seed,
+                "middle_rank": float(k),
+                "off_rank_layers": off(L, k),
+                "train_cost": cost(L),
+                "k_star": 2.0,
+            }
+            out.append(
+                PointResult(
+                    "id", {"model.depth": L, "seed": seed}, "done", "", scalars, [], [], 1, 1.0
+                )
+            )
+    return out
+
+
+def _rank_verdicts(points) -> dict[str, bool]:
+    exp = get(RANK)
+    return {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), points)}
+
+
+def test_rank_claims_pass_on_fig1_like_results() -> None:
+    assert all(_rank_verdicts(_rank_points()).values())
+
+
+@pytest.mark.parametrize(
+    "kwargs, failing",
+    [
+        ({"rank": lambda L: 2 if L <= 6 else 3}, "rank-falls"),
+        ({"rank": lambda L: 5 if L <= 6 else 4}, "k-star-reached"),
+        ({"norm": lambda L, k: 1.5 * k * L + 10.0}, "slope-is-rank"),
+        ({"off": lambda L, k: float(L) / 2}, "only-middle-grows"),
+        ({"cost": lambda L: 0.5 if L == 8 else 0.01}, "collapse-above"),
+    ],
+)
+def test_rank_claims_fail_on_wrong_results(kwargs, failing) -> None:
+    assert _rank_verdicts(_rank_points(**kwargs))[failing] is False
+
+
+def test_rank_claims_fail_when_nothing_fits() -> None:
+    assert not any(_rank_verdicts(_rank_points(cost=lambda L: 0.5)).values())
+
+
+# -------------------------------------------------------------- fcnn/bottleneck-bounds
+
+BOUNDS = "fcnn/bottleneck-bounds"
+
+
+def _bounds_points(**over) -> list[PointResult]:
+    out = []
+    for L, mid in ((6, 3.0), (10, 2.0), (16, 2.0)):
+        scalars = {
+            "depth": float(L),
+            "random_nets": 34.0,
+            "random_chain_slack": 0.5,
+            "random_thm15_slack": 0.5,
+            "trained_chain_slack": 1.0,
+            "trained_thm15_slack": 1.0,
+            "middle_rank": mid,
+            "cor8_bound": 0.3,
+            "cor8_layers_below": 0.5 * L + 1,
+            "cor8_required": 0.5 * L,
+            "ntk_scale": 1.0 + L / 16,
+            "ntk_lambda_eta": 0.8,
+            "balance_summed_max": 0.01,
+            "balance_per_neuron_max": 0.02,
+            "train_cost": 0.01,
+        }
+        scalars.update(over)
+        out.append(PointResult("id", {"model.depth": L}, "done", "", scalars, [], [], 1, 1.0))
+    return out
+
+
+def _bounds_verdicts(points) -> dict[str, bool]:
+    exp = get(BOUNDS)
+    return {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), points)}
+
+
+def test_bounds_claims_pass_on_good_results() -> None:
+    assert all(_bounds_verdicts(_bounds_points()).values())
+
+
+@pytest.mark.parametrize(
+    "over, failing",
+    [
+        ({"random_chain_slack": -1e-6}, "chain-random"),
+        ({"trained_chain_slack": -1e-6}, "chain-trained"),
+        ({"random_thm15_slack": -1e-6}, "thm15-random"),
+        ({"trained_thm15_slack": -0.1}, "thm15-trained"),
+        ({"cor8_layers_below": 1.0}, "cor8"),
+        ({"middle_rank": 5.0}, "cor8"),
+        ({"ntk_lambda_eta": 1.5}, "ntk-stability"),
+        ({"train_cost": 0.5}, "ntk-stability"),
+        ({"train_cost": 0.5}, "ntk-scale"),
+    ],
+)
+def test_bounds_claims_fail_on_wrong_results(over, failing) -> None:
+    assert _bounds_verdicts(_bounds_points(**over))[failing] is False
+
+
+def test_bounds_ntk_scale_fails_on_a_spread() -> None:
+    points = _bounds_points()
+    points[-1] = dataclasses.replace(points[-1], scalars={**points[-1].scalars, "ntk_scale": 9.0})
+    assert _bounds_verdicts(points)["ntk-scale"] is False
