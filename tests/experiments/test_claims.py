@@ -13,6 +13,7 @@ from bottlenecklab.experiments._claims import (
     gated,
     in_range,
     non_decreasing,
+    reported,
     unmeasured,
 )
 
@@ -117,3 +118,10 @@ def test_gated_never_turns_a_failed_claim_into_a_pass() -> None:
 def test_unmeasured_is_a_failure_with_its_reason() -> None:
     c = unmeasured("x", "000", "s", "in [1, 2]", "training diverged")
     assert not c.passed and c.expected == "in [1, 2]" and "training diverged" in str(c.measured)
+
+
+@pytest.mark.parametrize(
+    "value, ok", [(0.3, True), (-2.0, True), (math.nan, False), (math.inf, False)]
+)
+def test_reported_fails_only_when_not_measured(value, ok) -> None:
+    assert reported("x", "002", "a number", value).passed is ok

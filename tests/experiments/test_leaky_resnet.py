@@ -168,7 +168,7 @@ def test_flagship_claims_fail_on_wrong_converged_results(medians, coi, failing) 
 
 
 def test_path_bounds_growth_like_sqrt_leak_is_not_bounded() -> None:
-    """"Bounded as L~ grows" is a log-log slope: sqrt(L~) growth (slope 1/2) fails even
+    """ "Bounded as L~ grows" is a log-log slope: sqrt(L~) growth (slope 1/2) fails even
     though its max/min ratio over three points is only 2."""
     exp = get("leaky-resnet/path-bounds")
     cfg = resolve_config(exp, "quick")

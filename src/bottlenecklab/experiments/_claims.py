@@ -15,6 +15,7 @@ __all__ = [
     "greater_than",
     "in_range",
     "non_decreasing",
+    "reported",
     "unmeasured",
 ]
 
@@ -58,8 +59,10 @@ def non_decreasing(
 ) -> Claim:
     """Every consecutive difference `>= -tol`."""
     vals = [float(v) for v in values]
-    ok = bool(vals) and all(math.isfinite(v) for v in vals) and all(
-        b >= a - tol for a, b in zip(vals[:-1], vals[1:])
+    ok = (
+        bool(vals)
+        and all(math.isfinite(v) for v in vals)
+        and all(b >= a - tol for a, b in zip(vals[:-1], vals[1:]))
     )
     measured = ", ".join(f"{v:.3f}" for v in vals)
     exp = "non-decreasing" + (f" (each step >= -{tol:g})" if tol else "")
@@ -80,3 +83,10 @@ def gated(claim: Claim, residual: float, threshold: float, what: str = "residual
         return dataclasses.replace(claim, expected=expected)
     measured = f"{claim.measured} (not converged: {what} = {_fmt(residual)} > {threshold:g})"
     return dataclasses.replace(claim, expected=expected, measured=measured, passed=False)
+
+
+def reported(id: str, source: str, statement: str, value: float) -> Claim:
+    """A number the spec asks to report, not to assert: passes whenever it was measured
+    (finite), so only a missing or non-finite value fails."""
+    ok = math.isfinite(value)
+    return Claim(id, source, statement, "reported (finite), not asserted", _fmt(value), ok)

@@ -14,6 +14,7 @@ from bottlenecklab.measure._coi import (
     stable_rank,
 )
 from bottlenecklab.measure._costs import costs, float64_copy
+from bottlenecklab.measure._decision import data_box, decision_map, tripoints
 from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
     INPUT_PAIRED,
@@ -32,6 +33,7 @@ from bottlenecklab.measure._path_bounds import (
     theorem4_constant_gamma,
 )
 from bottlenecklab.measure._pca import pca_paths
+from bottlenecklab.measure._stationarity import gradient_norm
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
@@ -43,9 +45,12 @@ __all__ = [
     "coi_residual",
     "cost_of_identity",
     "costs",
+    "data_box",
+    "decision_map",
     "features",
     "fit_line",
     "float64_copy",
+    "gradient_norm",
     "hamiltonian",
     "hamiltonian_summary",
     "layer_series",
@@ -63,4 +68,5 @@ __all__ = [
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
+    "tripoints",
 ]

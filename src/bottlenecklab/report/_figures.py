@@ -10,6 +10,7 @@ from bottlenecklab.report import (
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
+    _talk,
 )
 
 __all__ = ["FIGURES", "write_figures"]
@@ -23,6 +24,7 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "discretization_spectra": _leaky_resnet_discretization.discretization_spectra,
     "pca_paths": _leaky_resnet_discretization.pca_paths,
     "path_bounds": _leaky_resnet_discretization.path_bounds,
+    "kernel_vs_depth": _talk.kernel_vs_depth,
 }
 
 

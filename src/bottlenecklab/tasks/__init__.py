@@ -1,6 +1,7 @@
 """Tasks with a known bottleneck rank (seeded synthetic teachers) and real image data
 (scikit-learn's shipped digits)."""
 
+from bottlenecklab.tasks._blobs import BlobsConfig, gaussian_blobs
 from bottlenecklab.tasks._dataset import (
     COSTS,
     Dataset,
@@ -9,11 +10,14 @@ from bottlenecklab.tasks._dataset import (
     data_cost,
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
+from bottlenecklab.tasks._radial import RadialCompositionConfig, radial_composition
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
+    "BlobsConfig",
     "COSTS",
     "Dataset",
+    "RadialCompositionConfig",
     "Standardizer",
     "TeacherConfig",
     "class_balanced_split",
@@ -21,4 +25,6 @@ __all__ = [
     "cross_entropy_cost",
     "data_cost",
     "digits_arrays",
+    "gaussian_blobs",
+    "radial_composition",
 ]

@@ -33,6 +33,13 @@ from bottlenecklab.theory._hamiltonian_flow import (
     shoot,
     vector_field,
 )
+from bottlenecklab.theory._kernels import (
+    gp_regression_error,
+    gp_sample,
+    kernel_ridge_regression,
+    kernel_test_error,
+    laplace_kernel,
+)
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
 from bottlenecklab.theory._nonnegativity import negative_mass
 from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
@@ -49,6 +56,7 @@ from bottlenecklab.theory._symmetries import (
     symmetry_errors,
     weight_norm_integral,
 )
+from bottlenecklab.theory._tripoints import tripoint_blocks
 
 __all__ = [
     "RANDOM_MATRIX_KINDS",
@@ -62,13 +70,18 @@ __all__ = [
     "features",
     "generic_start",
     "geodesic_weights",
+    "gp_regression_error",
+    "gp_sample",
     "grid",
     "hamiltonian",
     "hamiltonian_drift",
     "hamiltonian_flow",
     "hamiltonian_flow_located",
     "kernel_norm_sq",
+    "kernel_ridge_regression",
+    "kernel_test_error",
     "kink_free_start",
+    "laplace_kernel",
     "leaky_ode",
     "lifted_inputs",
     "linear_weight_norm",
@@ -89,6 +102,7 @@ __all__ = [
     "stable_rank",
     "stretch_range",
     "symmetry_errors",
+    "tripoint_blocks",
     "vector_field",
     "weight_norm_integral",
 ]

@@ -1,0 +1,92 @@
+"""Experiments of paper 002 (`talk/*`): smoke runs (API and CLI), claims that FAIL on
+crafted wrong results, and (slow) every claim of the quick presets passing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bottlenecklab.cli import main
+from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+
+NAMES = ("talk/kernel-vs-depth",)
+
+
+def _point(point: dict[str, Any], **scalars: float) -> PointResult:
+    return PointResult("x", point, "done", "", dict(scalars), [], [], 0, 0.0, {})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_run_writes_claims_and_figures(smoke_record, name) -> None:
+    exp, _, out, record = smoke_record(name)
+    assert record.claims and (out / "claims.json").exists()
+    assert all(p.status == "done" for p in record.points)
+    for fig in exp.figures:
+        assert (out / "figures" / f"{fig}.png").exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_run_through_the_cli(name, tmp_path) -> None:
+    out = tmp_path / "run"
+    args = ["run", name, "--preset", "smoke", "--out", str(out), "--jobs", "1", "--threads", "1"]
+    assert main(args) == 0
+    assert json.loads((out / "claims.json").read_text())
+
+
+# ---------------------------------------------------------------- kernel-vs-depth
+
+
+def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
+    """Errors `N^slope` for the GP targets, a flat error for the composition."""
+    return [
+        _point(
+            {"task.n_train": n, "seed": s},
+            n_train=float(n),
+            gp_error_d1=float(n) ** slope1,
+            gp_error_d2=float(n) ** slope2,
+            kernel_test_error=1.0,
+            test_cost=0.5,
+        )
+        for n in (32, 64, 128, 256, 512, 1024)
+        for s in (0, 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "slopes, verdicts",
+    [
+        ((-1.0, -0.5), {"gp-slope-d1": True, "gp-slope-d2": True}),
+        ((-0.5, -0.5), {"gp-slope-d1": False, "gp-slope-d2": True}),  # d = 1 too slow
+        ((-1.0, -1.0), {"gp-slope-d1": True, "gp-slope-d2": False}),  # no curse in d = 2
+        ((-1.3, -0.35), {"gp-slope-d1": False, "gp-slope-d2": False}),
+    ],
+)
+def test_kernel_claims(slopes, verdicts) -> None:
+    exp = get("talk/kernel-vs-depth")
+    got = {
+        c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), _kernel_points(*slopes))
+    }
+    assert {k: got[k] for k in verdicts} == verdicts
+    assert got["kernel-composition-slope"] and got["net-composition-slope"]
+
+
+def test_kernel_claims_fail_without_points() -> None:
+    exp = get("talk/kernel-vs-depth")
+    assert not any(c.passed for c in exp.claims(resolve_config(exp, "quick"), []))
+
+
+# ---------------------------------------------------------------- quick presets
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
+    """`make test-slow`: every paper-002 quick preset passes every claim."""
+    exp = get(name)
+    record = run_experiment(
+        exp, resolve_config(exp, "quick"), tmp_path / "run", preset="quick", progress=False
+    )
+    failed = [(c.id, c.measured) for c in record.claims if not c.passed]
+    assert record.claims and not failed, failed
