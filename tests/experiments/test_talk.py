@@ -11,7 +11,7 @@ import pytest
 from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 
-NAMES = ("talk/kernel-vs-depth",)
+NAMES = ("talk/kernel-vs-depth", "talk/tripoints")
 
 
 def _point(point: dict[str, Any], **scalars: float) -> PointResult:
@@ -75,6 +75,69 @@ def test_kernel_claims(slopes, verdicts) -> None:
 def test_kernel_claims_fail_without_points() -> None:
     exp = get("talk/kernel-vs-depth")
     assert not any(c.passed for c in exp.claims(resolve_config(exp, "quick"), []))
+
+
+# ---------------------------------------------------------------- tripoints
+
+
+def _tri_points(deep_ranks, deep_tri, shallow_tri, acc=1.0, grad=1e-3) -> list[PointResult]:
+    """Crafted runs: per seed the deep net's middle rank and tripoint counts (both
+    resolutions) and the shallow net's tripoint counts."""
+    out = []
+    for s, (rank, dt, st) in enumerate(zip(deep_ranks, deep_tri, shallow_tri)):
+        common = {"train_accuracy": acc, "grad_norm": grad}
+        out.append(
+            _point(
+                {"arch": "deep", "seed": s},
+                middle_rank=rank,
+                tripoints_256=dt[0],
+                tripoints_512=dt[1],
+                **common,
+            )
+        )
+        out.append(
+            _point(
+                {"arch": "shallow", "seed": s},
+                middle_rank=2.0,
+                tripoints_256=st[0],
+                tripoints_512=st[1],
+                **common,
+            )
+        )
+    return out
+
+
+GOOD = ((1, 1, 2), ((0, 0), (0, 0), (1, 0)), ((2, 2), (1, 1), (0, 0)))
+
+
+@pytest.mark.parametrize(
+    "ranks, deep_tri, shallow_tri, failing",
+    [
+        (*GOOD, None),
+        ((2, 1, 2), *GOOD[1:], "deep-middle-rank-1"),  # only one seed at rank 1
+        (GOOD[0], ((0, 0), (0, 1), (1, 0)), GOOD[2], "deep-no-tripoint"),  # one res suffices
+        (*GOOD[:2], ((2, 0), (1, 1), (0, 0)), "shallow-tripoint"),  # needs both resolutions
+    ],
+)
+def test_tripoint_claims(ranks, deep_tri, shallow_tri, failing) -> None:
+    exp = get("talk/tripoints")
+    cfg = resolve_config(exp, "quick")
+    got = {c.id: c.passed for c in exp.claims(cfg, _tri_points(ranks, deep_tri, shallow_tri))}
+    assert got == {k: k != failing for k in got}
+
+
+@pytest.mark.parametrize("acc, grad", [(0.9, 1e-3), (1.0, 0.5), (float("nan"), 1e-3)])
+def test_tripoint_claims_fail_on_unconverged_networks(acc, grad) -> None:
+    exp = get("talk/tripoints")
+    cfg = resolve_config(exp, "quick")
+    claims = exp.claims(cfg, _tri_points(*GOOD, acc=acc, grad=grad))
+    assert not any(c.passed for c in claims)
+
+
+def test_tripoint_claims_fail_on_an_untrained_network(smoke_record) -> None:
+    """The smoke run trains 20 steps: its networks are not converged, every claim fails."""
+    _, _, _, record = smoke_record("talk/tripoints")
+    assert record.claims and not any(c.passed for c in record.claims)
 
 
 # ---------------------------------------------------------------- quick presets

@@ -14,7 +14,7 @@ from bottlenecklab.measure._coi import (
     stable_rank,
 )
 from bottlenecklab.measure._costs import costs, float64_copy
-from bottlenecklab.measure._decision import data_box, decision_map, tripoints
+from bottlenecklab.measure._decision import accuracy, data_box, decision_map, tripoints
 from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
     INPUT_PAIRED,
@@ -35,12 +35,24 @@ from bottlenecklab.measure._path_bounds import (
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._stationarity import gradient_norm
 from bottlenecklab.measure._steps import step_profile
+from bottlenecklab.measure._symmetry import (
+    haar_rotation_about,
+    largest_gap,
+    layer_distance_map,
+    layer_paths,
+    path_crossings,
+    pca_path_crossings,
+    pca_paths2d,
+    random_projection_crossings,
+    rotation_ratio,
+)
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
 
 __all__ = [
     "INPUT_PAIRED",
     "LayerTable",
+    "accuracy",
     "balancedness_residual",
     "coi_residual",
     "cost_of_identity",
@@ -51,10 +63,14 @@ __all__ = [
     "fit_line",
     "float64_copy",
     "gradient_norm",
+    "haar_rotation_about",
     "hamiltonian",
     "hamiltonian_summary",
-    "layer_series",
     "kernel_norm_sq",
+    "largest_gap",
+    "layer_distance_map",
+    "layer_paths",
+    "layer_series",
     "leaky_resnet_layers",
     "loglog_slope",
     "min_norm_weights",
@@ -62,8 +78,13 @@ __all__ = [
     "momentum_bounds",
     "negative_mass",
     "numerical_rank",
+    "path_crossings",
+    "pca_paths2d",
     "path_length",
+    "pca_path_crossings",
     "pca_paths",
+    "random_projection_crossings",
+    "rotation_ratio",
     "stable_rank",
     "step_profile",
     "theorem4",

@@ -11,7 +11,7 @@ import torch
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.theory import tripoint_blocks
 
-__all__ = ["data_box", "decision_map", "tripoints"]
+__all__ = ["accuracy", "data_box", "decision_map", "tripoints"]
 
 
 def data_box(x: np.ndarray, margin: float) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -58,3 +58,11 @@ def tripoints(
     idx = tripoint_blocks(labels)  # [K, 2]
     hx, hy = (xs[1] - xs[0]) / 2, (ys[1] - ys[0]) / 2
     return torch.stack([xs[idx[:, 0]] + hx, ys[idx[:, 1]] + hy], dim=-1)
+
+
+def accuracy(model: torch.nn.Module, X: np.ndarray, Y: np.ndarray) -> float:
+    """Fraction of rows whose argmax output matches the argmax of `Y` (one-hot `[N, C]`)."""
+    net = float64_copy(model)
+    with torch.no_grad():
+        pred = net(torch.as_tensor(X, dtype=torch.float64)).argmax(dim=-1)
+    return float((pred.numpy() == np.asarray(Y).argmax(axis=-1)).mean())

@@ -25,6 +25,8 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "pca_paths": _leaky_resnet_discretization.pca_paths,
     "path_bounds": _leaky_resnet_discretization.path_bounds,
     "kernel_vs_depth": _talk.kernel_vs_depth,
+    "tripoints": _talk.tripoints,
+    "symmetry_dynamics": _talk.symmetry_dynamics,
 }
 
 

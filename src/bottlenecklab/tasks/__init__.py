@@ -11,6 +11,13 @@ from bottlenecklab.tasks._dataset import (
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
 from bottlenecklab.tasks._radial import RadialCompositionConfig, radial_composition
+from bottlenecklab.tasks._symmetry_dynamics import (
+    SymmetryDynamicsConfig,
+    gd_path,
+    symmetry_cost,
+    symmetry_dynamics,
+    symmetry_start,
+)
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
@@ -19,6 +26,7 @@ __all__ = [
     "Dataset",
     "RadialCompositionConfig",
     "Standardizer",
+    "SymmetryDynamicsConfig",
     "TeacherConfig",
     "class_balanced_split",
     "compositional_teacher",
@@ -26,5 +34,9 @@ __all__ = [
     "data_cost",
     "digits_arrays",
     "gaussian_blobs",
+    "gd_path",
     "radial_composition",
+    "symmetry_cost",
+    "symmetry_dynamics",
+    "symmetry_start",
 ]

@@ -1,8 +1,8 @@
 """Experiments of paper 002 (the talk on bottleneck structure: kernels vs depth,
 classification tripoints, Newtonian mechanics with a circular CNN)."""
 
-from bottlenecklab.experiments.talk import kernel_vs_depth
+from bottlenecklab.experiments.talk import kernel_vs_depth, tripoints
 
-EXPERIMENTS = (kernel_vs_depth.EXPERIMENT,)
+EXPERIMENTS = (kernel_vs_depth.EXPERIMENT, tripoints.EXPERIMENT)
 
 __all__ = ["EXPERIMENTS"]
