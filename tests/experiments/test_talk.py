@@ -11,7 +11,8 @@ import pytest
 from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 
-NAMES = ("talk/kernel-vs-depth", "talk/tripoints")
+NAMES = ("talk/kernel-vs-depth", "talk/tripoints", "talk/newtonian-cnn")
+QUICK_NAMES = ("talk/kernel-vs-depth", "talk/tripoints")
 
 
 def _point(point: dict[str, Any], **scalars: float) -> PointResult:
@@ -140,11 +141,46 @@ def test_tripoint_claims_fail_on_an_untrained_network(smoke_record) -> None:
     assert record.claims and not any(c.passed for c in record.claims)
 
 
+# ---------------------------------------------------------------- newtonian-cnn
+
+
+def _cnn(**over: float) -> list[PointResult]:
+    scalars = {
+        "middle_layers": 3.0,
+        "middle_low_mode_layers": 2.0,
+        "baseline_test_cost": 0.35,
+        "relative_test_cost": 0.1,
+    }
+    scalars.update(over)
+    return [_point({}, **scalars)]
+
+
+@pytest.mark.parametrize(
+    "over, verdicts",
+    [
+        ({}, {"next-step": True, "middle-low-modes": True}),
+        ({"relative_test_cost": 0.3}, {"next-step": False, "middle-low-modes": False}),  # gated
+        ({"middle_low_mode_layers": 1.0}, {"next-step": True, "middle-low-modes": False}),
+    ],
+)
+def test_newtonian_claims(over, verdicts) -> None:
+    exp = get("talk/newtonian-cnn")
+    got = {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), _cnn(**over))}
+    assert got == verdicts
+
+
+def test_newtonian_smoke_network_fails(smoke_record) -> None:
+    """10 Adam steps do not learn the physics: both claims fail."""
+    _, _, out, record = smoke_record("talk/newtonian-cnn")
+    assert not any(c.passed for c in record.claims)
+    assert (out / "figures" / "newtonian_rollout.png").exists()
+
+
 # ---------------------------------------------------------------- quick presets
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", QUICK_NAMES)
 def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
     """`make test-slow`: every paper-002 quick preset passes every claim."""
     exp = get(name)

@@ -6,6 +6,7 @@ same quantity (e.g. `cost_of_identity`, `hamiltonian`, `stable_rank`).
 """
 
 from bottlenecklab.measure._balancedness import balancedness_residual
+from bottlenecklab.measure._cnn import layer_frequency_singular_values, layer_modes, rollout
 from bottlenecklab.measure._coi import (
     coi_residual,
     cost_of_identity,
@@ -69,6 +70,8 @@ __all__ = [
     "kernel_norm_sq",
     "largest_gap",
     "layer_distance_map",
+    "layer_frequency_singular_values",
+    "layer_modes",
     "layer_paths",
     "layer_series",
     "leaky_resnet_layers",
@@ -79,11 +82,12 @@ __all__ = [
     "negative_mass",
     "numerical_rank",
     "path_crossings",
-    "pca_paths2d",
     "path_length",
     "pca_path_crossings",
     "pca_paths",
+    "pca_paths2d",
     "random_projection_crossings",
+    "rollout",
     "rotation_ratio",
     "stable_rank",
     "step_profile",

@@ -27,6 +27,8 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "kernel_vs_depth": _talk.kernel_vs_depth,
     "tripoints": _talk.tripoints,
     "symmetry_dynamics": _talk.symmetry_dynamics,
+    "newtonian_rollout": _talk.newtonian_rollout,
+    "newtonian_modes": _talk.newtonian_modes,
 }
 
 

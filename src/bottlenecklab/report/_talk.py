@@ -10,7 +10,13 @@ from matplotlib.ticker import NullFormatter
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report._style import plt, save
 
-__all__ = ["kernel_vs_depth", "symmetry_dynamics", "tripoints"]
+__all__ = [
+    "kernel_vs_depth",
+    "newtonian_modes",
+    "newtonian_rollout",
+    "symmetry_dynamics",
+    "tripoints",
+]
 
 
 def _series(record: RunRecord, key: str, min_n: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -151,5 +157,66 @@ def symmetry_dynamics(record: RunRecord, folder: Path) -> list[Path]:
             f"(ratio {sc['rotation_ratio_layer2']:.2f})"
         )
     path = folder / "symmetry_dynamics.png"
+    save(fig, path)
+    return [path]
+
+
+def newtonian_rollout(record: RunRecord, folder: Path) -> list[Path]:
+    """Rows: truth and prediction of each rollout sample; columns: the predicted steps."""
+    if not record.points or record.points[0].status != "done":
+        return []
+    rows = record.points[0].tables.get("rollout", [])
+    if not rows:
+        return []
+    n = record.config.task.size
+    samples = sorted({r["sample"] for r in rows})
+    steps = sorted({r["step"] for r in rows})
+    fig, axes = plt.subplots(
+        2 * len(samples), len(steps), figsize=(1.1 * len(steps), 2.2 * len(samples)), squeeze=False
+    )
+    for r in rows:
+        frame = np.array([float(x) for x in r["pixels"].split(",")]).reshape(n, n)
+        row = 2 * samples.index(r["sample"]) + (r["kind"] == "prediction")
+        ax = axes[row][steps.index(r["step"])]
+        ax.imshow(frame, cmap="magma")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if steps.index(r["step"]) == 0:
+            ax.set_ylabel(r["kind"], fontsize=6)
+        if row == 0:
+            ax.set_title(f"t + {r['step'] + 1}", fontsize=7)
+    path = folder / "newtonian_rollout.png"
+    save(fig, path)
+    return [path]
+
+
+def newtonian_modes(record: RunRecord, folder: Path) -> list[Path]:
+    """`s_{omega, i}` of every layer (sorted), coloured by the order `|omega|`."""
+    if not record.points or record.points[0].status != "done":
+        return []
+    spec = record.points[0].spectra
+    if not spec:
+        return []
+    layers = sorted({r["layer"] for r in spec})
+    orders = sorted({r["order"] for r in spec})
+    cmap = plt.get_cmap("viridis")
+    fig, axes = plt.subplots(1, len(layers), figsize=(1.6 * len(layers), 2.8), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, l in zip(axes, layers):
+        vals = sorted((r for r in spec if r["layer"] == l), key=lambda r: -r["value"])
+        top = max(vals[0]["value"], 1e-300)
+        ax.scatter(
+            range(len(vals)),
+            [r["value"] / top for r in vals],
+            c=[cmap(r["order"] / max(orders)) for r in vals],
+            s=4,
+        )
+        ax.axhline(record.config.mode_rel, color="0.6", lw=0.6, ls=":")
+        ax.set_yscale("log")
+        ax.set_xscale("log")
+        ax.set_title(f"layer {l}", fontsize=7)
+        ax.set_xlabel("rank of $s_{\\omega,i}$", fontsize=6)
+    axes[0].set_ylabel("$s_{\\omega,i}$ / largest (colour: order $|\\omega|$)")
+    path = folder / "newtonian_modes.png"
     save(fig, path)
     return [path]

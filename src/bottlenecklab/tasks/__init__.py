@@ -1,6 +1,7 @@
 """Tasks with a known bottleneck rank (seeded synthetic teachers) and real image data
 (scikit-learn's shipped digits)."""
 
+from bottlenecklab.tasks._ball_gravity import BallGravityConfig, ball_frames, ball_gravity
 from bottlenecklab.tasks._blobs import BlobsConfig, gaussian_blobs
 from bottlenecklab.tasks._dataset import (
     COSTS,
@@ -21,6 +22,7 @@ from bottlenecklab.tasks._symmetry_dynamics import (
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
+    "BallGravityConfig",
     "BlobsConfig",
     "COSTS",
     "Dataset",
@@ -28,6 +30,8 @@ __all__ = [
     "Standardizer",
     "SymmetryDynamicsConfig",
     "TeacherConfig",
+    "ball_frames",
+    "ball_gravity",
     "class_balanced_split",
     "compositional_teacher",
     "cross_entropy_cost",

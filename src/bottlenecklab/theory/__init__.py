@@ -24,6 +24,11 @@ from bottlenecklab.theory._conservation import (
     sign_crossings,
 )
 from bottlenecklab.theory._features import features, sigma
+from bottlenecklab.theory._frequency import (
+    frequency_order,
+    frequency_singular_values,
+    significant_modes,
+)
 from bottlenecklab.theory._hamiltonian_flow import (
     Field,
     geodesic_weights,
@@ -68,6 +73,8 @@ __all__ = [
     "cost_of_identity",
     "drift_refinement",
     "features",
+    "frequency_order",
+    "frequency_singular_values",
     "generic_start",
     "geodesic_weights",
     "gp_regression_error",
@@ -99,6 +106,7 @@ __all__ = [
     "shoot",
     "sigma",
     "sign_crossings",
+    "significant_modes",
     "stable_rank",
     "stretch_range",
     "symmetry_errors",
