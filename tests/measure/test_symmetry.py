@@ -33,6 +33,16 @@ def test_largest_gap(s, where, ratio):
     assert i == where and g == pytest.approx(ratio)
 
 
+def test_largest_gap_ignores_ratios_below_the_cut():
+    """Two dead units (1e-14, 1e-20) make a huge ratio among themselves; the top gap
+    (2 -> 0.1, ratio 20) is above the cut and the gap into the cut (0.1 / 1e-14) counts."""
+    W = torch.diag(torch.tensor([3.0, 2.0, 0.1, 1e-14, 1e-20], dtype=torch.float64))
+    assert largest_gap(W)[0] == 3
+    W = torch.diag(torch.tensor([3.0, 2.0, 0.1, 0.09, 1e-20], dtype=torch.float64))
+    assert largest_gap(W) == (4, pytest.approx(0.09 / 1e-20))
+    assert largest_gap(W, rel=0.04)[0] == 2  # 0.09 below the cut: the top gap wins
+
+
 def test_path_crossings_counts_an_x_once_and_parallels_never():
     x = torch.tensor([[[0.0, 0.0], [1.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]], dtype=torch.float64)
     assert path_crossings(x) == 1

@@ -24,9 +24,14 @@ __all__ = [
 ]
 
 
-def largest_gap(W: torch.Tensor) -> tuple[int, float]:
+def largest_gap(W: torch.Tensor, rel: float = 1e-3) -> tuple[int, float]:
     """Where the spectrum of `W` drops most: `(i, s_i / s_{i+1})` maximizing the ratio
-    (1-based `i`; a zero `s_{i+1}` gives `inf`). Paper 001 Fig 2: `i = 2` in the middle.
+    over the `i` with `s_i > rel * s_1` (1-based; a zero `s_{i+1}` gives `inf`). Paper
+    001 Fig 2: `i = 2` in the middle layers.
+
+    Singular values below `rel * s_1` (the spec's numerical-rank cut) are round-off or
+    dead units; ratios among them say nothing about the spectrum's top, so the largest
+    gap is searched only from above the cut (the gap *into* the cut still counts).
 
     Args:
         W: `[m, n]` with `min(m, n) >= 2`.
@@ -34,6 +39,7 @@ def largest_gap(W: torch.Tensor) -> tuple[int, float]:
     s = torch.linalg.svdvals(W.detach().to(torch.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = (s[:-1] / s[1:]).nan_to_num(nan=1.0, posinf=math.inf)
+    ratios[s[:-1] <= rel * s[0]] = 0.0
     i = int(torch.argmax(ratios))
     return i + 1, float(ratios[i])
 
