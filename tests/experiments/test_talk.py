@@ -12,7 +12,6 @@ from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 
 NAMES = ("talk/kernel-vs-depth", "talk/tripoints", "talk/newtonian-cnn")
-QUICK_NAMES = ("talk/kernel-vs-depth", "talk/tripoints")
 
 
 def _point(point: dict[str, Any], **scalars: float) -> PointResult:
@@ -180,9 +179,11 @@ def test_newtonian_smoke_network_fails(smoke_record) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", QUICK_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
-    """`make test-slow`: every paper-002 quick preset passes every claim."""
+    """`make test-slow`: every paper-002 quick preset passes every claim (measured
+    2026-11-24: kernel-vs-depth passes; tripoints fails its two deep-net claims;
+    newtonian-cnn's quick preset takes ~35 CPU minutes and was not run)."""
     exp = get(name)
     record = run_experiment(
         exp, resolve_config(exp, "quick"), tmp_path / "run", preset="quick", progress=False
