@@ -13,6 +13,7 @@ from bottlenecklab.experiments._claims import (
     gated,
     in_range,
     non_decreasing,
+    reported,
     unmeasured,
 )
 
@@ -117,3 +118,21 @@ def test_gated_never_turns_a_failed_claim_into_a_pass() -> None:
 def test_unmeasured_is_a_failure_with_its_reason() -> None:
     c = unmeasured("x", "000", "s", "in [1, 2]", "training diverged")
     assert not c.passed and c.expected == "in [1, 2]" and "training diverged" in str(c.measured)
+
+
+@pytest.mark.parametrize(
+    "value, ok", [(0.3, True), (-2.0, True), (math.nan, False), (math.inf, False)]
+)
+def test_reported_is_never_asserted(value, ok) -> None:
+    c = reported("x", "002", "a number", value)
+    assert c.passed is ok and not c.asserted
+
+
+def test_reported_claims_are_not_counted() -> None:
+    """A REPORTED claim is its own state: not a pass in the CLI tally, the summary or the
+    report, even when measured."""
+    from bottlenecklab.report import claim_state
+
+    c = reported("x", "002", "a number", 0.5)
+    assert claim_state(c) == "reported"
+    assert claim_state(in_range("y", "002", "s", 0.5, 0.0, 1.0)) == "pass"

@@ -26,13 +26,19 @@ FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    """Smoke runs: a theory experiment, and the flagship with two seeds (an untrained
-    network: its claims fail their convergence gate)."""
+    """Smoke runs: two theory experiments (one with reported-only numbers), and the
+    flagship with two seeds (an untrained network: its claims fail their convergence
+    gate)."""
     root = tmp_path_factory.mktemp("report")
-    runs = [("leaky-resnet/coi-minima", 0), (FLAGSHIP, 0), (FLAGSHIP, 1)]
+    runs = [
+        ("leaky-resnet/coi-minima", 0),
+        ("talk/kernel-vs-depth", 0),
+        (FLAGSHIP, 0),
+        (FLAGSHIP, 1),
+    ]
     for name, seed in runs:
         exp = get(name)
-        cfg = resolve_config(exp, "smoke", {"seed": seed})
+        cfg = resolve_config(exp, "smoke", {} if "seed" in exp.grid else {"seed": seed})
         out = root / name / f"seed{seed}"
         render_run(run_experiment(exp, cfg, out, preset="smoke", progress=False))
     build_report(root)
@@ -88,7 +94,10 @@ def test_overview_counts_equal_the_claims_files(report, page):
         "return n;"
     )
     claims = _claims_on_disk(report)
-    expected = {s: sum(claim_state(c) == s for c in claims) for s in ("pass", "fail", "unmeasured")}
+    expected = {
+        s: sum(claim_state(c) == s for c in claims)
+        for s in ("pass", "fail", "unmeasured", "reported")
+    }
     assert shown == expected and sum(expected.values()) == len(claims) > 0
 
 
@@ -122,6 +131,16 @@ def test_a_failed_claim_reads_as_failed(page):
     assert badge.text == "FAIL"
     assert badge.value_of_css_property("background-color") == "rgba(176, 0, 32, 1)"
     assert "0 / 2" in rows[0].text  # two seeds, neither passes
+
+
+def test_a_reported_number_is_not_a_pass(page):
+    rows = page.find_elements(
+        "css selector", "section[data-experiment='talk/kernel-vs-depth'] tr.claim"
+    )
+    states = {r.get_attribute("data-state") for r in rows}
+    assert "reported" in states
+    reported = [r for r in rows if r.get_attribute("data-state") == "reported"]
+    assert all(r.find_element("css selector", ".state").text == "REPORTED" for r in reported)
 
 
 def test_seeds_are_shown_together(page):

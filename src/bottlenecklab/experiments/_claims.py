@@ -15,6 +15,7 @@ __all__ = [
     "greater_than",
     "in_range",
     "non_decreasing",
+    "reported",
     "unmeasured",
 ]
 
@@ -82,3 +83,11 @@ def gated(claim: Claim, residual: float, threshold: float, what: str = "residual
         return dataclasses.replace(claim, expected=expected)
     measured = f"{claim.measured} (not converged: {what} = {_fmt(residual)} > {threshold:g})"
     return dataclasses.replace(claim, expected=expected, measured=measured, passed=False)
+
+
+def reported(id: str, source: str, statement: str, value: float) -> Claim:
+    """A number the spec asks to report, with no criterion to assert: kept with the claims
+    (state REPORTED) but never counted as a pass; `passed` only says it was measured
+    (finite)."""
+    ok = math.isfinite(value)
+    return Claim(id, source, statement, "reported, not asserted", _fmt(value), ok, asserted=False)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Claim", "Experiment", "Measurement", "PRESETS", "PointResult"]
+__all__ = ["PRESETS", "Claim", "Experiment", "Measurement", "PointResult"]
 
 PRESETS = ("smoke", "quick", "paper")
 
@@ -18,7 +18,9 @@ class Claim:
     Args:
         id: short identifier; source: document and figure/theorem (`"000 Fig 1a"`);
         statement: what is claimed; expected: the criterion with its tolerance;
-        measured: the measured value(s); passed: whether `measured` meets `expected`.
+        measured: the measured value(s); passed: whether `measured` meets `expected`;
+        asserted: False for a number the spec asks only to report (no criterion): such a
+            claim is shown as REPORTED and never counted as a pass or a failure.
     """
 
     id: str
@@ -27,6 +29,7 @@ class Claim:
     expected: str | float
     measured: str | float | None
     passed: bool
+    asserted: bool = True
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ same quantity (e.g. `cost_of_identity`, `hamiltonian`, `stable_rank`).
 """
 
 from bottlenecklab.measure._balancedness import balancedness_residual
+from bottlenecklab.measure._cnn import layer_frequency_singular_values, layer_modes, rollout
 from bottlenecklab.measure._coi import (
     coi_residual,
     cost_of_identity,
@@ -14,6 +15,7 @@ from bottlenecklab.measure._coi import (
     stable_rank,
 )
 from bottlenecklab.measure._costs import costs, float64_copy
+from bottlenecklab.measure._decision import accuracy, data_box, decision_map, tripoints
 from bottlenecklab.measure._fcnn_balance import fcnn_balance_residuals
 from bottlenecklab.measure._fcnn_layers import (
     RANK_FLOOR,
@@ -57,34 +59,56 @@ from bottlenecklab.measure._path_bounds import (
 )
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._stationarity import gradient_norm
 from bottlenecklab.measure._steps import step_profile
+from bottlenecklab.measure._symmetry import (
+    haar_rotation_about,
+    largest_gap,
+    layer_distance_map,
+    layer_paths,
+    path_crossings,
+    pca_path_crossings,
+    pca_paths2d,
+    random_projection_crossings,
+    rotation_ratio,
+)
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
 
 __all__ = [
-    "chain_slacks",
-    "random_network_slacks",
     "INPUT_PAIRED",
     "RANK_FLOOR",
     "LayerTable",
+    "accuracy",
     "balancedness_residual",
+    "chain_slacks",
     "coi_residual",
     "cost_of_identity",
     "costs",
+    "data_box",
+    "decision_map",
     "end_to_end_matrix",
     "fcnn_balance_residuals",
     "features",
     "fit_line",
     "float64_copy",
+    "gradient_norm",
+    "haar_rotation_about",
     "hamiltonian",
     "hamiltonian_summary",
     "input_jacobians",
     "jacobian_bounds",
     "jacobian_singular_values",
+    "kernel_norm_sq",
+    "largest_gap",
+    "layer_distance_map",
+    "layer_frequency_singular_values",
     "layer_jacobians",
+    "layer_modes",
+    "layer_paths",
     "layer_ranks",
     "layer_series",
-    "kernel_norm_sq",
+    "layer_series",
     "leaky_resnet_layers",
     "linear_cost_gap",
     "linear_geodesic_errors",
@@ -100,14 +124,22 @@ __all__ = [
     "ntk_matrix",
     "ntk_trace",
     "numerical_rank",
+    "path_crossings",
     "path_length",
+    "pca_path_crossings",
     "pca_paths",
+    "pca_paths2d",
+    "random_network_slacks",
+    "random_projection_crossings",
     "rank_depth_correlation",
     "rank_group_fits",
     "representation_bottleneck",
+    "rollout",
+    "rotation_ratio",
     "stable_rank",
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
+    "tripoints",
     "weight_spectra",
 ]

@@ -15,12 +15,12 @@ from bottlenecklab.theory import linear_representation_cost, partial_isometry_di
 
 __all__ = [
     "chain_slacks",
-    "random_network_slacks",
     "input_jacobians",
     "jacobian_bounds",
     "jacobian_singular_values",
     "layer_jacobians",
     "log_top_k",
+    "random_network_slacks",
 ]
 
 RANK_REL = 1e-3  # Jacobian rank: s_i > 1e-3 s_1 (spec `depth-and-rank.md`)

@@ -4,12 +4,15 @@ Both expose `forward_path` (per-layer representations for the measurements),
 `regularization(lam)` (each paper's own weight-decay term) and `depth`.
 """
 
+from bottlenecklab.models._circular_cnn import CircularCNN, CircularCNNConfig
 from bottlenecklab.models._fcnn import FCNN, FCNNConfig, leaky_relu
 from bottlenecklab.models._leaky_resnet import LeakyResNet, LeakyResNetConfig, sigma
 from bottlenecklab.models._schedules import adaptive_steps, adaptive_steps_from_norms, layer_steps
 
 __all__ = [
     "FCNN",
+    "CircularCNN",
+    "CircularCNNConfig",
     "FCNNConfig",
     "LeakyResNet",
     "LeakyResNetConfig",

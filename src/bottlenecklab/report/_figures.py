@@ -11,6 +11,7 @@ from bottlenecklab.report import (
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
+    _talk,
     _training,
 )
 
@@ -30,6 +31,11 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "rank_vs_depth": _depth_rank.rank_vs_depth,
     "depth_spectra": _depth_rank.depth_spectra,
     "bottleneck_bounds": _depth_rank.bottleneck_bounds,
+    "kernel_vs_depth": _talk.kernel_vs_depth,
+    "tripoints": _talk.tripoints,
+    "symmetry_dynamics": _talk.symmetry_dynamics,
+    "newtonian_rollout": _talk.newtonian_rollout,
+    "newtonian_modes": _talk.newtonian_modes,
 }
 
 

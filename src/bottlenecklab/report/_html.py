@@ -32,7 +32,7 @@ PAPERS = {
     "003": "Saddle-to-saddle dynamics in deep ReLU networks: low-rank bias in the first escape",
     "004": "Feature learning in L2-regularized DNNs: attraction/repulsion and sparsity",
 }
-STATES = {"pass": "PASS", "fail": "FAIL", "unmeasured": "NOT MEASURED"}
+STATES = {"pass": "PASS", "fail": "FAIL", "unmeasured": "NOT MEASURED", "reported": "REPORTED"}
 
 
 def find_runs(root: Path) -> list[Path]:
@@ -44,7 +44,10 @@ def find_runs(root: Path) -> list[Path]:
 
 
 def claim_state(claim: Claim) -> str:
-    """`pass`, `fail`, or `unmeasured` (the run could not measure it, e.g. it diverged)."""
+    """`pass`, `fail`, `unmeasured` (the run could not measure it, e.g. it diverged), or
+    `reported` (a number with no criterion, see `Claim.asserted`)."""
+    if not claim.asserted:
+        return "reported"
     if claim.passed:
         return "pass"
     return "unmeasured" if str(claim.measured).startswith("not measured") else "fail"
@@ -125,7 +128,9 @@ def _claim_rows(group: _Group) -> list[dict[str, Any]]:
         row["passed"] = sum(s["state"] == "pass" for s in seeds)
         row["n"] = len(seeds)
         row["state"] = (
-            "pass"
+            "reported"
+            if all(s["state"] == "reported" for s in seeds)
+            else "pass"
             if row["passed"] == row["n"]
             else "unmeasured"
             if all(s["state"] == "unmeasured" for s in seeds)
@@ -151,6 +156,7 @@ def _overview(groups: list[_Group]) -> list[dict[str, Any]]:
                 "pass": 0,
                 "fail": 0,
                 "unmeasured": 0,
+                "reported": 0,
                 "experiments": [],
                 "not_run": [],
                 "wall_s": 0.0,

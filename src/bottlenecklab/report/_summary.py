@@ -26,7 +26,9 @@ _COLUMNS = (
 def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
     """The Markdown text of a run's summary."""
     m = record.meta
-    passed = sum(c.passed for c in record.claims)
+    asserted = [c for c in record.claims if c.asserted]
+    passed = sum(c.passed for c in asserted)
+    reported = len(record.claims) - len(asserted)
     lines = [
         f"# {record.name}",
         "",
@@ -39,13 +41,14 @@ def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
         + "".join(f" --set {k}={v}" for k, v in (m.get("overrides") or {}).items())
         + "`",
         "",
-        f"## Claims: {passed} of {len(record.claims)} pass",
+        f"## Claims: {passed} of {len(asserted)} pass"
+        + (f" ({reported} more reported only, not asserted)" if reported else ""),
         "",
         "| claim | source | statement | expected | measured | |",
         "|---|---|---|---|---|---|",
     ]
     for c in record.claims:
-        mark = "PASS" if c.passed else "**FAIL**"
+        mark = "REPORTED" if not c.asserted else "PASS" if c.passed else "**FAIL**"
         lines.append(
             f"| {c.id} | {c.source} | {c.statement} | {c.expected} | {c.measured} | {mark} |"
         )

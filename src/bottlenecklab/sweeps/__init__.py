@@ -26,10 +26,10 @@ from bottlenecklab.sweeps._store import (
 )
 
 __all__ = [
-    "BatchFunction",
     "DONE",
     "FAILED",
     "RUNNING",
+    "BatchFunction",
     "Executor",
     "LocalExecutor",
     "MetricsLog",

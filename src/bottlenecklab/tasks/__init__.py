@@ -1,6 +1,8 @@
 """Tasks with a known bottleneck rank (seeded synthetic teachers) and real image data
 (scikit-learn's shipped digits)."""
 
+from bottlenecklab.tasks._ball_gravity import BallGravityConfig, ball_frames, ball_gravity
+from bottlenecklab.tasks._blobs import BlobsConfig, gaussian_blobs
 from bottlenecklab.tasks._dataset import (
     COSTS,
     Dataset,
@@ -15,21 +17,41 @@ from bottlenecklab.tasks._linear_teacher import (
     linear_teacher,
     teacher_matrix,
 )
+from bottlenecklab.tasks._radial import RadialCompositionConfig, radial_composition
+from bottlenecklab.tasks._symmetry_dynamics import (
+    SymmetryDynamicsConfig,
+    gd_path,
+    symmetry_cost,
+    symmetry_dynamics,
+    symmetry_start,
+)
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
     "COSTS",
+    "BallGravityConfig",
+    "BlobsConfig",
     "Dataset",
     "LatentTeacherConfig",
     "LinearTeacherConfig",
+    "RadialCompositionConfig",
     "Standardizer",
+    "SymmetryDynamicsConfig",
     "TeacherConfig",
+    "ball_frames",
+    "ball_gravity",
     "class_balanced_split",
     "compositional_teacher",
     "cross_entropy_cost",
     "data_cost",
     "digits_arrays",
+    "gaussian_blobs",
+    "gd_path",
     "latent_teacher",
     "linear_teacher",
+    "radial_composition",
+    "symmetry_cost",
+    "symmetry_dynamics",
+    "symmetry_start",
     "teacher_matrix",
 ]

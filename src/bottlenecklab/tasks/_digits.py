@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["digits_arrays", "class_balanced_split"]
+__all__ = ["class_balanced_split", "digits_arrays"]
 
 
 def digits_arrays() -> tuple[np.ndarray, np.ndarray]:

@@ -43,6 +43,11 @@ from bottlenecklab.theory._constructions import (
     relu_network,
 )
 from bottlenecklab.theory._features import features, sigma
+from bottlenecklab.theory._frequency import (
+    frequency_order,
+    frequency_singular_values,
+    significant_modes,
+)
 from bottlenecklab.theory._hamiltonian_flow import (
     Field,
     geodesic_weights,
@@ -51,6 +56,13 @@ from bottlenecklab.theory._hamiltonian_flow import (
     lifted_inputs,
     shoot,
     vector_field,
+)
+from bottlenecklab.theory._kernels import (
+    gp_regression_error,
+    gp_sample,
+    kernel_ridge_regression,
+    kernel_test_error,
+    laplace_kernel,
 )
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
 from bottlenecklab.theory._linear_cost import (
@@ -76,6 +88,7 @@ from bottlenecklab.theory._symmetries import (
     symmetry_errors,
     weight_norm_integral,
 )
+from bottlenecklab.theory._tripoints import tripoint_blocks
 
 __all__ = [
     "RANDOM_MATRIX_KINDS",
@@ -92,17 +105,24 @@ __all__ = [
     "example20_target",
     "example20_weights",
     "features",
+    "frequency_order",
+    "frequency_singular_values",
     "generic_start",
     "geodesic_weights",
+    "gp_regression_error",
+    "gp_sample",
     "grid",
     "hamiltonian",
     "hamiltonian_drift",
     "hamiltonian_flow",
     "hamiltonian_flow_located",
-    "kernel_condition",
     "identity_construction",
+    "kernel_condition",
     "kernel_norm_sq",
+    "kernel_ridge_regression",
+    "kernel_test_error",
     "kink_free_start",
+    "laplace_kernel",
     "leaky_ode",
     "lifted_inputs",
     "linear_cost_expansion",
@@ -129,9 +149,11 @@ __all__ = [
     "shoot",
     "sigma",
     "sign_crossings",
+    "significant_modes",
     "stable_rank",
     "stretch_range",
     "symmetry_errors",
+    "tripoint_blocks",
     "vector_field",
     "weight_norm_integral",
 ]

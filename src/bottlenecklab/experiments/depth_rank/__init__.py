@@ -5,12 +5,12 @@ from bottlenecklab.experiments.depth_rank import (
     bottleneck_bounds,
     rank_vs_depth,
     representation_cost,
+    symmetry_dynamics,
 )
 
 EXPERIMENTS = (
     representation_cost.EXPERIMENT,
     bottleneck_bounds.EXPERIMENT,
     rank_vs_depth.EXPERIMENT,
+    symmetry_dynamics.EXPERIMENT,
 )
-
-__all__ = ["EXPERIMENTS"]

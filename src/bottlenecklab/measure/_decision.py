@@ -1,0 +1,68 @@
+"""Decision maps of a 2-D classifier and their tripoints (paper 002, slide
+'Implications: Classification')."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.theory import tripoint_blocks
+
+__all__ = ["accuracy", "data_box", "decision_map", "tripoints"]
+
+
+def data_box(x: np.ndarray, margin: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The bounding box of the inputs `x` `[N, 2]` grown by `margin` on every side:
+    `((x0_min, x1_min), (x0_max, x1_max))`."""
+    lo = x.min(axis=0) - margin
+    hi = x.max(axis=0) + margin
+    return (float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1]))
+
+
+def decision_map(
+    model: torch.nn.Module,
+    lo: Sequence[float],
+    hi: Sequence[float],
+    resolution: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The predicted class (argmax of the outputs) on a `resolution x resolution` grid.
+
+    Args:
+        model: a classifier of 2-D inputs `[N, 2] -> [N, C]` (evaluated on a float64 copy).
+        lo, hi: the corners `(x0, x1)` of the grid's box; resolution: points per side.
+    Returns:
+        `xs` `[R]` (axis 0), `ys` `[R]` (axis 1), `labels` `[R, R]` with
+        `labels[i, j]` the class at `(xs[i], ys[j])`.
+    """
+    net = float64_copy(model)
+    xs = torch.linspace(lo[0], hi[0], resolution, dtype=torch.float64)
+    ys = torch.linspace(lo[1], hi[1], resolution, dtype=torch.float64)
+    grid = torch.stack(torch.meshgrid(xs, ys, indexing="ij"), dim=-1).reshape(-1, 2)
+    with torch.no_grad():
+        labels = net(grid).argmax(dim=-1).reshape(resolution, resolution)
+    return xs, ys, labels
+
+
+def tripoints(
+    model: torch.nn.Module,
+    lo: Sequence[float],
+    hi: Sequence[float],
+    resolution: int,
+) -> torch.Tensor:
+    """Centres `[K, 2]` of the 2x2 grid blocks of `decision_map` carrying >= 3 classes
+    (`theory.tripoint_blocks`)."""
+    xs, ys, labels = decision_map(model, lo, hi, resolution)
+    idx = tripoint_blocks(labels)  # [K, 2]
+    hx, hy = (xs[1] - xs[0]) / 2, (ys[1] - ys[0]) / 2
+    return torch.stack([xs[idx[:, 0]] + hx, ys[idx[:, 1]] + hy], dim=-1)
+
+
+def accuracy(model: torch.nn.Module, X: np.ndarray, Y: np.ndarray) -> float:
+    """Fraction of rows whose argmax output matches the argmax of `Y` (one-hot `[N, C]`)."""
+    net = float64_copy(model)
+    with torch.no_grad():
+        pred = net(torch.as_tensor(X, dtype=torch.float64)).argmax(dim=-1)
+    return float((pred.numpy() == np.asarray(Y).argmax(axis=-1)).mean())

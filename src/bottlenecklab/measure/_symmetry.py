@@ -1,0 +1,178 @@
+"""Symmetry and bottleneck diagnostics of a network trained on `symmetry_dynamics`
+(paper 001 §5 and Fig 2): spectral gaps of the weights, crossings of the 2-D projected
+input paths, and invariance of a layer to rotations about `w`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from bottlenecklab.measure._costs import float64_copy
+
+__all__ = [
+    "haar_rotation_about",
+    "largest_gap",
+    "layer_distance_map",
+    "layer_paths",
+    "path_crossings",
+    "pca_path_crossings",
+    "pca_paths2d",
+    "random_projection_crossings",
+    "rotation_ratio",
+]
+
+
+def largest_gap(W: torch.Tensor, rel: float = 1e-3) -> tuple[int, float]:
+    """Where the spectrum of `W` drops most: `(i, s_i / s_{i+1})` maximizing the ratio
+    over the `i` with `s_i > rel * s_1` (1-based; a zero `s_{i+1}` gives `inf`). Paper
+    001 Fig 2: `i = 2` in the middle layers.
+
+    Singular values below `rel * s_1` (the spec's numerical-rank cut) are round-off or
+    dead units; ratios among them say nothing about the spectrum's top, so the largest
+    gap is searched only from above the cut (the gap *into* the cut still counts).
+
+    Args:
+        W: `[m, n]` with `min(m, n) >= 2`.
+    """
+    s = torch.linalg.svdvals(W.detach().to(torch.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = (s[:-1] / s[1:]).nan_to_num(nan=1.0, posinf=math.inf)
+    ratios[s[:-1] <= rel * s[0]] = 0.0
+    i = int(torch.argmax(ratios))
+    return i + 1, float(ratios[i])
+
+
+def layer_paths(model: torch.nn.Module, layer: int, paths: np.ndarray) -> torch.Tensor:
+    """The activations `alpha_layer` along input paths, on a float64 copy.
+
+    Args:
+        model: an FCNN; layer: `0` (the inputs) to `L - 1`; paths: `[P, T + 1, d]`.
+    Returns:
+        `[P, T + 1, n_layer]`.
+    """
+    net = float64_copy(model)
+    X = torch.as_tensor(paths, dtype=torch.float64)
+    P, T1, d = X.shape
+    with torch.no_grad():
+        A = net.forward_path(X.reshape(P * T1, d))[1][layer]
+    return A.reshape(P, T1, -1)
+
+
+def path_crossings(paths: torch.Tensor) -> int:
+    """Proper crossings between segments of different 2-D polylines.
+
+    Args:
+        paths: `[P, T + 1, 2]`; path `p` is the polyline `paths[p, 0] -> ... -> paths[p, T]`.
+    Returns:
+        the number of pairs of segments of two different paths that cross (orientation
+        test; touching or collinear segments do not count).
+    """
+    a, b = paths[:, :-1].reshape(-1, 2), paths[:, 1:].reshape(-1, 2)  # [S, 2]
+    owner = torch.arange(paths.shape[0]).repeat_interleave(paths.shape[1] - 1)
+
+    def orient(p, q, r):  # sign of the turn p -> q -> r, broadcast [S, 1] vs [1, S]
+        return torch.sign(
+            (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1])
+            - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+        )
+
+    A, B = a[:, None], b[:, None]
+    C, D = a[None, :], b[None, :]
+    cross = (orient(A, B, C) * orient(A, B, D) < 0) & (orient(C, D, A) * orient(C, D, B) < 0)
+    cross &= owner[:, None] < owner[None, :]  # each pair of paths' segments once
+    return int(cross.sum())
+
+
+def pca_paths2d(model: torch.nn.Module, layer: int, paths: np.ndarray) -> torch.Tensor:
+    """`alpha_layer` along the input paths `[P, T + 1, d]` projected on its top 2
+    principal components (over all path points): `[P, T + 1, 2]`."""
+    A = layer_paths(model, layer, paths)  # [P, T+1, n]
+    flat = A.reshape(-1, A.shape[-1])
+    flat = flat - flat.mean(dim=0)
+    _, _, Vh = torch.linalg.svd(flat, full_matrices=False)
+    return (flat @ Vh[:2].T).reshape(A.shape[0], A.shape[1], 2)
+
+
+def pca_path_crossings(model: torch.nn.Module, layer: int, paths: np.ndarray) -> int:
+    """`path_crossings` of `pca_paths2d`. Paper 001 Fig 2: few crossings where the layer
+    represents the 2-D state that determines the dynamics."""
+    return path_crossings(pca_paths2d(model, layer, paths))
+
+
+def random_projection_crossings(paths: np.ndarray, gen: torch.Generator) -> int:
+    """`path_crossings` of the input paths under a random orthonormal 2-D projection."""
+    X = torch.as_tensor(paths, dtype=torch.float64)
+    G = torch.randn(X.shape[-1], 2, generator=gen, dtype=torch.float64)
+    Qm, _ = torch.linalg.qr(G)
+    return path_crossings(X @ Qm)
+
+
+def haar_rotation_about(w: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """`Q = w w^T + U O U^T`: `U` `[d, d-1]` an orthonormal basis of `w^perp`, `O` Haar
+    on `O(d-1)` (QR of a Gaussian with the sign fix). `w` `[d]` unit; returns `[d, d]`."""
+    d = len(w)
+    full, _ = torch.linalg.qr(
+        torch.cat([w[:, None], torch.randn(d, d - 1, generator=gen, dtype=w.dtype)], dim=1)
+    )
+    U = full[:, 1:]
+    Z = torch.randn(d - 1, d - 1, generator=gen, dtype=w.dtype)
+    O, R = torch.linalg.qr(Z)
+    O = O * torch.sign(torch.diagonal(R))
+    return torch.outer(w, w) + U @ O @ U.T
+
+
+def rotation_ratio(
+    model: torch.nn.Module, layer: int, V: np.ndarray, w: np.ndarray, gen: torch.Generator
+) -> torch.Tensor:
+    """Per input `v`: `||alpha(Q v) - alpha(v)|| / ||alpha(v + delta) - alpha(v)||` with a
+    Haar rotation `Q` about `w` (one per input) and `delta` random in
+    `span{w, (I - w w^T) v}` with `||delta|| = ||Q v - v||` (spec, `fcnn/symmetry-dynamics`).
+    Small where the layer is invariant to the symmetry but not to the state it encodes.
+
+    Args:
+        layer: `0..L-1`; V: `[N, d]`; w: `[d]` unit.
+    Returns:
+        `[N]` ratios.
+    """
+    Vt = torch.as_tensor(V, dtype=torch.float64)
+    wt = torch.as_tensor(w, dtype=torch.float64)
+    rotated = torch.stack([haar_rotation_about(wt, gen) @ v for v in Vt])  # [N, d]
+    perp = Vt - torch.outer(Vt @ wt, wt)
+    perp = perp / perp.norm(dim=1, keepdim=True)
+    psi = 2 * math.pi * torch.rand(len(Vt), 1, generator=gen, dtype=torch.float64)
+    size = (rotated - Vt).norm(dim=1, keepdim=True)
+    moved = Vt + size * (torch.cos(psi) * wt + torch.sin(psi) * perp)
+    A = layer_paths(model, layer, torch.stack([Vt, rotated, moved], dim=1).numpy())  # [N, 3, n]
+    return (A[:, 1] - A[:, 0]).norm(dim=1) / (A[:, 2] - A[:, 0]).norm(dim=1)
+
+
+def layer_distance_map(
+    model: torch.nn.Module,
+    layer: int,
+    w: np.ndarray,
+    height: float,
+    radius: float,
+    resolution: int,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`||alpha(x_0) - alpha(x)||` on a plane perpendicular to `w`.
+
+    The plane is `height * w + span{u_1, u_2}` (`u_1, u_2` random orthonormal in
+    `w^perp`), sampled at `a, b in [-radius, radius]`; `x_0 = height * w + (radius/2) u_1`.
+    A layer invariant to rotations about `w` gives circular level sets around the origin.
+
+    Returns:
+        `coords` `[R]` and the map `[R, R]` (`[i, j]` at `a = coords[i]`, `b = coords[j]`).
+    """
+    wt = torch.as_tensor(w, dtype=torch.float64)
+    G = torch.randn(len(wt), 2, generator=gen, dtype=torch.float64)
+    G = G - torch.outer(wt, wt @ G)
+    U, _ = torch.linalg.qr(G)  # [d, 2]
+    coords = torch.linspace(-radius, radius, resolution, dtype=torch.float64)
+    a, b = torch.meshgrid(coords, coords, indexing="ij")
+    X = height * wt + a.reshape(-1, 1) * U[:, 0] + b.reshape(-1, 1) * U[:, 1]  # [R*R, d]
+    x0 = height * wt + radius / 2 * U[:, 0]
+    A = layer_paths(model, layer, torch.cat([x0[None], X])[None].numpy())[0]
+    return coords, (A[1:] - A[0]).norm(dim=1).reshape(resolution, resolution)
