@@ -5,8 +5,18 @@ Paper 000: the Hamiltonian system of representation geodesics (`hamiltonian`,
 §1.2, the cost of identity and its Prop 1 bound, COI minimization (Prop 2), and the
 conservation studies behind the `hamiltonian-flow` experiment. Names match `measure` for
 the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`, `negative_mass`).
+Paper 003: the localized loss and escape directions at the origin (batched solver, circle
+example, depth extension, norm growth) and the low-rank bounds at escape directions.
 """
 
+from bottlenecklab.theory._circle import (
+    circle_inputs,
+    circle_rank2_weights,
+    circle_speed,
+    circle_width1_loss,
+    circle_width1_optimum,
+    eq6,
+)
 from bottlenecklab.theory._coi import cost_of_identity, kernel_norm_sq, relative_gamma, stable_rank
 from bottlenecklab.theory._coi_minima import (
     RANDOM_MATRIX_KINDS,
@@ -23,6 +33,21 @@ from bottlenecklab.theory._conservation import (
     kink_free_start,
     sign_crossings,
 )
+from bottlenecklab.theory._depth_extension import extend_depth
+from bottlenecklab.theory._escape import (
+    EscapeResult,
+    cost_gradient_at_zero,
+    escape_directions,
+    forward_batched,
+    linear_escape_speed,
+    localized_loss,
+)
+from bottlenecklab.theory._escape_norm import (
+    escape_blowup_time,
+    escape_norm,
+    escape_rate,
+    escape_time_to_norm,
+)
 from bottlenecklab.theory._features import features, sigma
 from bottlenecklab.theory._hamiltonian_flow import (
     Field,
@@ -36,6 +61,15 @@ from bottlenecklab.theory._hamiltonian_flow import (
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
 from bottlenecklab.theory._nonnegativity import negative_mass
 from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
+from bottlenecklab.theory._saddle_bounds import (
+    nonlinearity_ratio,
+    prop34_terms,
+    singular_ratio,
+    tail_energy,
+    thm31_bound,
+    thm31_constant,
+    weak_balancedness,
+)
 from bottlenecklab.theory._spectral import numerical_rank
 from bottlenecklab.theory._symmetries import (
     Weights,
@@ -52,14 +86,29 @@ from bottlenecklab.theory._symmetries import (
 
 __all__ = [
     "RANDOM_MATRIX_KINDS",
+    "EscapeResult",
     "Field",
     "Weights",
     "bias_free",
+    "circle_inputs",
+    "circle_rank2_weights",
+    "circle_speed",
+    "circle_width1_loss",
+    "circle_width1_optimum",
     "coi_minima",
     "coi_residual",
+    "cost_gradient_at_zero",
     "cost_of_identity",
     "drift_refinement",
+    "eq6",
+    "escape_blowup_time",
+    "escape_directions",
+    "escape_norm",
+    "escape_rate",
+    "escape_time_to_norm",
+    "extend_depth",
     "features",
+    "forward_batched",
     "generic_start",
     "geodesic_weights",
     "grid",
@@ -71,13 +120,17 @@ __all__ = [
     "kink_free_start",
     "leaky_ode",
     "lifted_inputs",
+    "linear_escape_speed",
     "linear_weight_norm",
     "linear_weights",
+    "localized_loss",
     "minimize_cost_of_identity",
     "negative_mass",
+    "nonlinearity_ratio",
     "numerical_rank",
     "output_scaled_path",
     "prop1_sweep",
+    "prop34_terms",
     "random_linear_weights",
     "random_matrix",
     "relative_gamma",
@@ -86,9 +139,14 @@ __all__ = [
     "shoot",
     "sigma",
     "sign_crossings",
+    "singular_ratio",
     "stable_rank",
     "stretch_range",
     "symmetry_errors",
+    "tail_energy",
+    "thm31_bound",
+    "thm31_constant",
     "vector_field",
+    "weak_balancedness",
     "weight_norm_integral",
 ]
