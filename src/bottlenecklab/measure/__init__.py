@@ -32,6 +32,14 @@ from bottlenecklab.measure._path_bounds import (
     theorem4_constant_gamma,
 )
 from bottlenecklab.measure._pca import pca_paths
+from bottlenecklab.measure._saddle import (
+    escape_step,
+    fcnn_weights,
+    layer_singular_values,
+    loss_drops,
+    saddle_layers,
+    weak_balancedness,
+)
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
@@ -43,15 +51,19 @@ __all__ = [
     "coi_residual",
     "cost_of_identity",
     "costs",
+    "escape_step",
+    "fcnn_weights",
     "features",
     "fit_line",
     "float64_copy",
     "hamiltonian",
     "hamiltonian_summary",
     "layer_series",
+    "layer_singular_values",
     "kernel_norm_sq",
     "leaky_resnet_layers",
     "loglog_slope",
+    "loss_drops",
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
@@ -59,8 +71,10 @@ __all__ = [
     "numerical_rank",
     "path_length",
     "pca_paths",
+    "saddle_layers",
     "stable_rank",
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
+    "weak_balancedness",
 ]

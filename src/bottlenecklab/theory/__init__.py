@@ -62,6 +62,7 @@ from bottlenecklab.theory._kink_events import hamiltonian_flow_located
 from bottlenecklab.theory._nonnegativity import negative_mass
 from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
 from bottlenecklab.theory._saddle_bounds import (
+    layer_profile,
     nonlinearity_ratio,
     prop34_terms,
     singular_ratio,
@@ -118,6 +119,7 @@ __all__ = [
     "hamiltonian_flow_located",
     "kernel_norm_sq",
     "kink_free_start",
+    "layer_profile",
     "leaky_ode",
     "lifted_inputs",
     "linear_escape_speed",

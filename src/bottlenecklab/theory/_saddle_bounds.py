@@ -11,6 +11,7 @@ import torch
 from bottlenecklab.theory._escape import forward_batched, localized_loss
 
 __all__ = [
+    "layer_profile",
     "nonlinearity_ratio",
     "prop34_terms",
     "singular_ratio",
@@ -91,3 +92,33 @@ def weak_balancedness(Ws: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     a bias-free ReLU net; a GD step with rate `eta` changes it by `eta^2 (||g_in||^2 -
     ||g_out||^2)`. `Ws[l]` `[..., n_l, n_{l-1}]`; returns `[..., n_l]` for each hidden layer."""
     return [Ws[l].pow(2).sum(-1) - Ws[l + 1].pow(2).sum(-2) for l in range(len(Ws) - 1)]
+
+
+def layer_profile(
+    X: torch.Tensor, Ws: Sequence[torch.Tensor], floor: float = 1e-10
+) -> list[dict[str, float]]:
+    """Per-layer low-rank measures of one unbatched network (paper 003, Thm 3.1).
+
+    Row `l = 1..L`: `tail_W`, `ratio_W` (`s_2/s_1` of `W_l`, floored at `floor`),
+    `norm_W`; for hidden layers also `tail_Z` and `ratio_Z` of `Z^s_l` and the
+    nonlinearity `||Z^s_l - Z_l||_F^2 / ||Z_l||_F^2` (`nan` at `l = L`).
+    Args: `X` `[N, d_in]`, `Ws[l]` `[n_l, n_{l-1}]`.
+    """
+    pre, post = forward_batched(X, Ws)
+    rows = []
+    for l, W in enumerate(Ws, start=1):
+        row = {
+            "layer": float(l),
+            "tail_W": float(tail_energy(W)),
+            "ratio_W": float(singular_ratio(W, floor)),
+            "norm_W": float(W.pow(2).sum().sqrt()),
+            "tail_Z": math.nan,
+            "ratio_Z": math.nan,
+            "nonlinearity": math.nan,
+        }
+        if l < len(Ws):
+            row["tail_Z"] = float(tail_energy(post[l]))
+            row["ratio_Z"] = float(singular_ratio(post[l], floor))
+            row["nonlinearity"] = float(nonlinearity_ratio(pre[l - 1]))
+        rows.append(row)
+    return rows
