@@ -10,6 +10,7 @@ from bottlenecklab.report import (
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
+    _saddles,
 )
 
 __all__ = ["FIGURES", "write_figures"]
@@ -23,6 +24,8 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "discretization_spectra": _leaky_resnet_discretization.discretization_spectra,
     "pca_paths": _leaky_resnet_discretization.pca_paths,
     "path_bounds": _leaky_resnet_discretization.path_bounds,
+    "circle_escape": _saddles.circle_escape,
+    "escape_vs_depth": _saddles.escape_vs_depth,
 }
 
 

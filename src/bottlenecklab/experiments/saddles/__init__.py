@@ -1,0 +1,7 @@
+"""Experiments of paper 003 (saddle-to-saddle dynamics and escape directions)."""
+
+from bottlenecklab.experiments.saddles import circle_escape, escape_vs_depth
+
+EXPERIMENTS = (circle_escape.EXPERIMENT, escape_vs_depth.EXPERIMENT)
+
+__all__ = ["EXPERIMENTS"]

@@ -1,0 +1,96 @@
+"""Figures of paper 003 (saddle-to-saddle dynamics, escape directions)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from bottlenecklab.experiments import RunRecord
+from bottlenecklab.report._style import plt, save
+
+__all__ = ["circle_escape", "escape_vs_depth"]
+
+RANK1 = math.sqrt(2) - 1
+
+
+def circle_escape(record: RunRecord, folder: Path) -> list[Path]:
+    """Example 1: the Eq. 6 curve (Fig 5), success fraction vs width (Fig 2) and every
+    restart's speed per width (Fig 6)."""
+    if not record.points:
+        return []
+    r = record.points[0]
+    rows = r.tables.get("restarts", [])
+    curve = r.tables.get("eq6", [])
+    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(11, 3.2))
+    if curve:
+        phi = np.array([c["phi"] for c in curve])
+        ax0.plot(phi, [c["eq6"] for c in curve], lw=1.2, label="Eq. 6")
+        ax0.plot(phi, [c["abs_loss"] for c in curve], "k:", lw=1, label=r"$|L_0|$, width 1")
+        ax0.axhline(RANK1, color="C3", lw=0.8, ls="--", label=r"$\sqrt{2}-1$")
+        ax0.set_xlabel(r"angle $\varphi$ of $W_1$")
+        ax0.set_ylabel("escape speed")
+        ax0.legend(frameon=False, fontsize=7)
+    widths = sorted({int(x["width"]) for x in rows})
+    frac = [np.mean([x["success"] for x in rows if x["width"] == w]) for w in widths]
+    ax1.semilogx(widths, frac, "o-")
+    ax1.set_xscale("log", base=2)
+    ax1.set_ylim(-0.02, 1.02)
+    ax1.set_xlabel("hidden width")
+    ax1.set_ylabel(r"fraction with $s > \sqrt{2}-1$")
+    rng = np.random.default_rng(0)
+    for i, w in enumerate(widths):
+        s = np.array([x["speed"] for x in rows if x["width"] == w])
+        ax2.scatter(i + 0.25 * rng.uniform(-1, 1, s.size), s, s=4, alpha=0.5, color="C0")
+    ax2.axhline(RANK1, color="C3", lw=0.8, ls="--", label=r"$\sqrt{2}-1$ (rank 1)")
+    ax2.axhline(0.5, color="C2", lw=0.8, ls="--", label="1/2 (rank 2)")
+    ax2.set_xticks(range(len(widths)), [str(w) for w in widths])
+    ax2.set_xlabel("hidden width")
+    ax2.set_ylabel("speed of every restart")
+    ax2.legend(frameon=False, fontsize=7)
+    path = folder / "circle_escape.png"
+    save(fig, path)
+    return [path]
+
+
+def escape_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
+    """Prop 3.2: best speed vs depth (cold, warm) per problem; Thm 3.1: tail energies and
+    `s_2/s_1` per layer of the best deepest direction, with the (vacuous) bound."""
+    if not record.points:
+        return []
+    r = record.points[0]
+    rows = r.tables.get("speeds", [])
+    prof = r.tables.get("profile", [])
+    problems = sorted({x["problem"] for x in rows})
+    fig, axes = plt.subplots(1, 1 + len(problems), figsize=(4 + 3.6 * len(problems), 3.2))
+    ax = axes[0]
+    for i, p in enumerate(problems):
+        for start, ls in (("cold", ":"), ("warm", "-")):
+            sel = [x for x in rows if x["problem"] == p and x["start"] == start]
+            depths = sorted({x["depth"] for x in sel})
+            best = [max(x["speed"] for x in sel if x["depth"] == L) for L in depths]
+            ax.plot(depths, best, ls, marker="o", color=f"C{i}", label=f"{p}, {start}")
+    ax.set_xlabel("depth $L$")
+    ax.set_ylabel(r"best escape speed $s^*(L)$")
+    ax.legend(frameon=False, fontsize=7)
+    for ax, p in zip(axes[1:], problems):
+        sel = sorted((x for x in prof if x["problem"] == p), key=lambda x: x["layer"])
+        ell = [x["layer"] for x in sel]
+        for key, label in (
+            ("tail_W", r"tail$(W_\ell)$"),
+            ("tail_Z", r"tail$(Z^\sigma_\ell)$"),
+            ("ratio_W", r"$s_2/s_1(W_\ell)$"),
+            ("nonlinearity", "nonlinearity"),
+        ):
+            ys = [max(x[key], 1e-12) if np.isfinite(x[key]) else np.nan for x in sel]
+            ax.semilogy(ell, ys, "o-", ms=3, label=label)
+        bound = [x["bound"] for x in sel]
+        if any(np.isfinite(bound)):
+            ax.semilogy(ell, bound, "k--", lw=0.8, label="Thm 3.1 bound")
+        ax.set_title(f"{p}: best direction at the largest depth")
+        ax.set_xlabel(r"layer $\ell$")
+        ax.legend(frameon=False, fontsize=6)
+    path = folder / "escape_vs_depth.png"
+    save(fig, path)
+    return [path]
