@@ -26,6 +26,7 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "path_bounds": _leaky_resnet_discretization.path_bounds,
     "circle_escape": _saddles.circle_escape,
     "escape_vs_depth": _saddles.escape_vs_depth,
+    "plateau_time": _saddles.plateau_time,
 }
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report._style import plt, save
 
-__all__ = ["circle_escape", "escape_vs_depth"]
+__all__ = ["circle_escape", "escape_vs_depth", "plateau_time"]
 
 RANK1 = math.sqrt(2) - 1
 
@@ -92,5 +92,60 @@ def escape_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
         ax.set_xlabel(r"layer $\ell$")
         ax.legend(frameon=False, fontsize=6)
     path = folder / "escape_vs_depth.png"
+    save(fig, path)
+    return [path]
+
+
+def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
+    """Prop 2.2 (derived): loss curves from several init scales, escape steps vs scale
+    (log-log, reference slope `2 - L`), and the `tau`-time run with its direction gap."""
+    if not record.points:
+        return []
+    r = record.points[0]
+    curves, esc, tau = (r.tables.get(k, []) for k in ("curves", "escape", "tau"))
+    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(11, 3.2))
+    depths = sorted({int(x["depth"]) for x in esc})
+    for i, L in enumerate(depths):
+        alphas = sorted({x["alpha"] for x in curves if x["depth"] == L})
+        for j, a in enumerate(alphas):
+            sel = [x for x in curves if x["depth"] == L and x["alpha"] == a]
+            ax0.semilogx(
+                [max(x["step"], 1) for x in sel],
+                [x["loss"] for x in sel],
+                color=f"C{i}",
+                alpha=0.4 + 0.6 * j / max(1, len(alphas) - 1),
+                lw=1,
+                label=f"L = {L}" if j == 0 else None,
+            )
+        sel = sorted((x for x in esc if x["depth"] == L), key=lambda x: x["alpha"])
+        a = np.array([x["alpha"] for x in sel])
+        e = np.array([x["escape_step"] for x in sel], dtype=float)
+        ax1.loglog(a, e, "o-", color=f"C{i}", label=f"L = {L}")
+        if np.isfinite(e).any():
+            k = int(np.nanargmax(e))
+            ax1.loglog(a, e[k] * (a / a[k]) ** (2 - L), "k:", lw=0.8)
+    ax0.set_xlabel("GD step")
+    ax0.set_ylabel("training loss")
+    ax0.legend(frameon=False, fontsize=7)
+    ax1.set_xlabel(r"init scale $\alpha$")
+    ax1.set_ylabel("steps to escape (dotted: slope $2-L$)")
+    ax1.legend(frameon=False, fontsize=7)
+    for j, a in enumerate(sorted({x["alpha"] for x in tau})):
+        sel = [x for x in tau if x["alpha"] == a]
+        ax2.plot(
+            [x["step"] for x in sel],
+            [x["loss"] for x in sel],
+            color=f"C{j}",
+            label=rf"$\alpha$ = {a:g}",
+        )
+    ax2.set_xlabel(r"$\tau$-step ($\eta = c\|\theta\|^{2-L}$)")
+    ax2.set_ylabel("training loss")
+    gap = [x for x in tau if np.isfinite(x["gap"])]
+    if gap:
+        tw = ax2.twinx()
+        tw.semilogy([x["step"] for x in gap], [max(x["gap"], 1e-16) for x in gap], "k:", lw=0.8)
+        tw.set_ylabel(r"direction gap $\max\|\bar\theta(\alpha_i) - \bar\theta(\alpha_j)\|$")
+    ax2.legend(frameon=False, fontsize=7)
+    path = folder / "plateau_time.png"
     save(fig, path)
     return [path]

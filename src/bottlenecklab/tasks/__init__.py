@@ -9,11 +9,20 @@ from bottlenecklab.tasks._dataset import (
     data_cost,
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
+from bottlenecklab.tasks._idx import (
+    MNIST_FILES,
+    IDXError,
+    mnist_arrays,
+    read_idx,
+    scalar_standardize,
+)
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
     "COSTS",
+    "MNIST_FILES",
     "Dataset",
+    "IDXError",
     "Standardizer",
     "TeacherConfig",
     "class_balanced_split",
@@ -21,4 +30,7 @@ __all__ = [
     "cross_entropy_cost",
     "data_cost",
     "digits_arrays",
+    "mnist_arrays",
+    "read_idx",
+    "scalar_standardize",
 ]

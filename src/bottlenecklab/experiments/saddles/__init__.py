@@ -1,7 +1,11 @@
 """Experiments of paper 003 (saddle-to-saddle dynamics and escape directions)."""
 
-from bottlenecklab.experiments.saddles import circle_escape, escape_vs_depth
+from bottlenecklab.experiments.saddles import circle_escape, escape_vs_depth, plateau_time
 
-EXPERIMENTS = (circle_escape.EXPERIMENT, escape_vs_depth.EXPERIMENT)
+EXPERIMENTS = (
+    circle_escape.EXPERIMENT,
+    escape_vs_depth.EXPERIMENT,
+    plateau_time.EXPERIMENT,
+)
 
 __all__ = ["EXPERIMENTS"]
