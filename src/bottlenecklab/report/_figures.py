@@ -27,6 +27,7 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "circle_escape": _saddles.circle_escape,
     "escape_vs_depth": _saddles.escape_vs_depth,
     "plateau_time": _saddles.plateau_time,
+    "mnist_plateaus": _saddles.mnist_plateaus,
 }
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report._style import plt, save
 
-__all__ = ["circle_escape", "escape_vs_depth", "plateau_time"]
+__all__ = ["circle_escape", "escape_vs_depth", "mnist_plateaus", "plateau_time"]
 
 RANK1 = math.sqrt(2) - 1
 
@@ -147,5 +147,82 @@ def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
         tw.set_ylabel(r"direction gap $\max\|\bar\theta(\alpha_i) - \bar\theta(\alpha_j)\|$")
     ax2.legend(frameon=False, fontsize=7)
     path = folder / "plateau_time.png"
+    save(fig, path)
+    return [path]
+
+
+def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
+    """Fig 1: loss with snapshot lines and the top singular values of every layer at the
+    snapshots; Fig 3: every layer's top singular values over training; Fig 4: the
+    depth-4 loss beside the depth-6 one."""
+    if not record.points:
+        return []
+    r = record.points[0]
+    curve, sv = r.tables.get("curve", []), r.tables.get("singular", [])
+    depths = sorted({int(x["depth"]) for x in curve}, reverse=True)
+    if not depths:
+        return []
+    L = depths[0]
+    snap = r.scalars.get("snapshot_step", math.nan)
+    steps6 = sorted({x["step"] for x in sv if x["depth"] == L})
+    snaps = [s for s in (snap, steps6[-1] if steps6 else math.nan) if np.isfinite(s)]
+    fig = plt.figure(figsize=(11, 6))
+    ax0 = fig.add_subplot(2, 3, 1)
+    for i, d in enumerate(depths):
+        sel = [x for x in curve if x["depth"] == d]
+        ax0.plot(
+            [x["step"] for x in sel],
+            [x["loss"] for x in sel],
+            color=f"C{i}",
+            lw=1,
+            label=f"depth {d}",
+        )
+    for k, s in enumerate(snaps):
+        ax0.axvline(s, color="k", ls=":", lw=0.8)
+        ax0.annotate(f"snapshot {k + 1}", (s, ax0.get_ylim()[1]), fontsize=6, rotation=90, va="top")
+    ax0.set_xlabel("SGD step")
+    ax0.set_ylabel("training loss (cross-entropy)")
+    ax0.legend(frameon=False, fontsize=7)
+    ax1 = fig.add_subplot(2, 3, 4)
+    for k, s in enumerate(snaps):
+        for l in range(1, L + 1):
+            vals = sorted(
+                (x["value"] for x in sv if x["depth"] == L and x["step"] == s and x["layer"] == l),
+                reverse=True,
+            )
+            ax1.semilogy(
+                range(1, len(vals) + 1),
+                vals,
+                "o-" if k == 0 else "s--",
+                ms=2,
+                color=f"C{l - 1}",
+                lw=0.8,
+                label=f"layer {l}" if k == 0 else None,
+            )
+    ax1.set_xlabel("index (o: snapshot 1, s: end)")
+    ax1.set_ylabel("singular value")
+    ax1.legend(frameon=False, fontsize=6, ncol=2)
+    for l in range(1, L + 1):
+        # layers 1..ceil(L/2) in the middle column, the rest in the right one
+        rows = (L + 1) // 2
+        col, row = (2, l - 1) if l <= rows else (3, l - 1 - rows)
+        ax = fig.add_subplot(rows, 3, 3 * row + col)
+        for i in range(10):
+            sel = sorted(
+                (x for x in sv if x["depth"] == L and x["layer"] == l and x["index"] == i),
+                key=lambda x: x["step"],
+            )
+            if sel:
+                ax.plot(
+                    [x["step"] for x in sel],
+                    [x["value"] for x in sel],
+                    lw=0.8,
+                    color=plt.get_cmap("viridis")(i / 9),
+                )
+        for s in snaps:
+            ax.axvline(s, color="k", ls=":", lw=0.6)
+        ax.set_ylabel(f"$W_{l}$", fontsize=7)
+        ax.tick_params(labelsize=6)
+    path = folder / "mnist_plateaus.png"
     save(fig, path)
     return [path]

@@ -61,8 +61,8 @@ class Config:
         (0.01, 0.014, 0.02, 0.028, 0.04),
         (0.0125, 0.0177, 0.025, 0.035, 0.05),
     )
-    lrs: tuple[float, ...] = (0.1, 4.0)
-    max_steps: int = 20_000
+    lrs: tuple[float, ...] = (0.1, 1.0)
+    max_steps: int = 70_000
     log_every: int = 10
     escape_frac: float = 0.9
     slope_rtol: float = 0.15
