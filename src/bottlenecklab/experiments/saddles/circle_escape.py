@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, in_range, non_decreasing
+from bottlenecklab.experiments._claims import at_least, at_most, non_decreasing
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
 from bottlenecklab.theory import (
     circle_inputs,
@@ -163,24 +163,24 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
     top = cfg.widths[-1]
     fr = [get(f"fraction_w{w}") for w in cfg.widths]
     widths = ", ".join(str(w) for w in cfg.widths)
-    w1 = min(get("width1_grid"), get("best_w1")) if 1 in cfg.widths else get("width1_grid")
+    w1 = max(abs(get("width1_grid") - RANK1), abs(get("best_w1") - RANK1))
     return [
-        in_range(
+        at_most(
             "width1-optimum",
             "003 Example 1",
-            "width-1 optimum (1-D grid over the angle; the solver at width 1 reported "
-            f"as best_w1 = {get('best_w1'):.6f}): min of both",
+            f"width-1 optimum sqrt(2) - 1: largest |s - (sqrt(2) - 1)| of the 1-D grid over "
+            f"the angle (s = {get('width1_grid'):.8f}) and the solver at width 1 (best of "
+            f"{cfg.restarts} restarts, s = {get('best_w1'):.8f})",
             w1,
-            RANK1 - cfg.optimum_tol,
-            RANK1 + cfg.optimum_tol,
+            cfg.optimum_tol,
         ),
-        in_range(
+        at_most(
             "construction-half",
             "003 Sec 4",
-            "rank-2 construction (W_3 = [-1]) has speed exactly 1/2",
-            get("construction"),
-            0.5 - cfg.exact_tol,
-            0.5 + cfg.exact_tol,
+            "rank-2 construction (W_3 = [-1]) has speed exactly 1/2: |s - 1/2| "
+            f"(s = {get('construction'):.16f})",
+            abs(get("construction") - 0.5),
+            cfg.exact_tol,
         ),
         at_least(
             "best-at-largest-width",
