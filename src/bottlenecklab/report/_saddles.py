@@ -140,7 +140,8 @@ def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
         )
     ax2.set_xlabel(r"$\tau$-step ($\eta = c\|\theta\|^{2-L}$)")
     ax2.set_ylabel("training loss")
-    gap = [x for x in tau if np.isfinite(x["gap"])]
+    first = min((x["alpha"] for x in tau), default=None)  # the gap is shared by every run
+    gap = [x for x in tau if x["alpha"] == first and np.isfinite(x["gap"])]
     if gap:
         tw = ax2.twinx()
         tw.semilogy([x["step"] for x in gap], [max(x["gap"], 1e-16) for x in gap], "k:", lw=0.8)
