@@ -22,7 +22,7 @@ images, pixels 0..16; the scalar standardization makes the pixel range irrelevan
 `$BOTTLENECKLAB_DATA`: `train-images-idx3-ubyte`, `train-labels-idx1-ubyte`,
 `t10k-images-idx3-ubyte`, `t10k-labels-idx1-ubyte` (nothing is downloaded; a missing
 file stops the run with a message naming the folder and the files). 1000 epochs of
-60000 images at batch 32 is ~1.9M steps: run it on a GPU (`--device cuda`).
+60000 images at batch 32 is ~1.9M steps: run it on a GPU (`device = auto` picks CUDA when there is one).
 
 Tables: `curve` (`depth`, `step`, `loss`, `norm`, `lr`), `singular` (`depth`, `step`,
 `layer`, `index`, `value`: the 10 largest singular values of every layer every
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import torch
 
 from bottlenecklab.experiments._claims import at_least, at_most, gated, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
@@ -73,6 +74,8 @@ class Config:
         loss0_tol: `|loss_0 - ln 10|` tolerance; gap_min: `s_1/s_2` for `l >= 2` at the
             snapshot (spec threshold); end_factor: mean `s_2/s_1` (`l >= 2`) at the end
             over the snapshot's; final_loss_max: convergence gate (final loss).
+        device: `cpu`, `cuda`, or `auto` (CUDA when available); this experiment trains
+            inside `measure`, so the run's `--device` does not reach it.
     """
 
     data: DataConfig = DataConfig()
@@ -93,6 +96,7 @@ class Config:
     gap_min: float = 3.0
     end_factor: float = 2.0
     final_loss_max: float = 1.0
+    device: str = "auto"
     seed: int = 0
 
 
@@ -125,7 +129,10 @@ def _train(cfg: Config, data: Dataset, depth: int, steps: int, lr_power: float):
         svd_every=cfg.svd_every,
         seed=cfg.seed,
     )
-    return train_small_init(model, data, run)
+    device = cfg.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return train_small_init(model, data, run, device=device)
 
 
 def _ratios(spectra: list[dict[str, Any]], step: int, depth: int) -> list[float]:
