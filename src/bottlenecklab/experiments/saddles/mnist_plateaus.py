@@ -22,7 +22,8 @@ images, pixels 0..16; the scalar standardization makes the pixel range irrelevan
 `$BOTTLENECKLAB_DATA`: `train-images-idx3-ubyte`, `train-labels-idx1-ubyte`,
 `t10k-images-idx3-ubyte`, `t10k-labels-idx1-ubyte` (nothing is downloaded; a missing
 file stops the run with a message naming the folder and the files). 1000 epochs of
-60000 images at batch 32 is ~1.9M steps: run it on a GPU (`device = auto` picks CUDA when there is one).
+60000 images at batch 32 is ~1.9M steps: run it on a GPU (`device = auto` picks CUDA
+when there is one).
 
 Tables: `curve` (`depth`, `step`, `loss`, `norm`, `lr`), `singular` (`depth`, `step`,
 `layer`, `index`, `value`: the 10 largest singular values of every layer every
