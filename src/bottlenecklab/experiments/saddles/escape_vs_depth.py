@@ -17,7 +17,20 @@ Tables: `speeds` (`problem`, `depth`, `start` cold|warm, `restart`, `speed`, `kk
 `prop34_lhs`, `prop34_rhs`), `profile` (per layer of the best deepest direction, with the
 Thm 3.1 bound), `linear` (depth, solver speed, closed form).
 
-Measured (quick preset): in the final report of branch `saddle` and below once measured.
+Measured (quick preset, seed 0, 2026-11-24; 6/6 claims pass; wall 581 s at a load of
+8-14 on the 2 shared cores, 80 s CPU): circle best s*(L) = 0.4142, 0.4998, 0.5000,
+0.4999, 0.5000, 0.5000, 0.5000 for L = 2..8 (cold starts 0.4142, 0.4998, 0.4999, 0.4999,
+0.5000, 0.5000, 0.4999; warm starts from L = 3 on 0.4142, 0.5000, 0.4999, 0.5000, 0.5000,
+0.5000: the builder carries the rank-2 optimum to every depth); teacher 1.1730 at every
+depth, cold and warm. Prop 3.4: largest lhs - rhs -3.37 over all 416 restarts. Linear
+baseline: relative error 2.2e-16. Thm 3.1 constant c = 37.7 (circle), 9.90 (teacher):
+the bound is vacuous below l = c^2 (1420, 98). Report-only fits are degenerate: at the
+best deepest direction every layer l >= 2 of the circle net and every layer of the
+teacher net is exactly rank one (tail 0, s_2/s_1 at the 1e-10 floor), so the tail
+exponents are nan (no positive values) and the s_2/s_1 exponents 0 (circle) and -4.5
+(teacher, a floor artefact); the circle's W_1 is rank two (tail 0.50, s_2/s_1 0.999),
+nonlinearity 0.5 at layers 1-2, 0 deeper. With the spec's 3000 steps the circle's
+s*(3) was 0.4989 (fails 1/2 - 1e-3): 4000 steps.
 """
 
 from __future__ import annotations
