@@ -25,11 +25,11 @@ Measured (quick preset, seed 0, 2026-11-24; 6/6 claims pass; wall 581 s at a loa
 depth, cold and warm. Prop 3.4: largest lhs - rhs -3.37 over all 416 restarts. Linear
 baseline: relative error 2.2e-16. Thm 3.1 constant c = 37.7 (circle), 9.90 (teacher):
 the bound is vacuous below l = c^2 (1420, 98). Report-only fits are degenerate: at the
-best deepest direction every layer l >= 2 of the circle net and every layer of the
-teacher net is exactly rank one (tail 0, s_2/s_1 at the 1e-10 floor), so the tail
-exponents are nan (no positive values) and the s_2/s_1 exponents 0 (circle) and -4.5
-(teacher, a floor artefact); the circle's W_1 is rank two (tail 0.50, s_2/s_1 0.999),
-nonlinearity 0.5 at layers 1-2, 0 deeper. With the spec's 3000 steps the circle's
+best deepest direction every layer l >= 2 of the circle net is exactly rank one (tail 0,
+s_2/s_1 at the 1e-10 floor), the teacher net's too (s_2/s_1 6e-7 at l = 1, 2, the floor
+deeper), so the tail exponents are nan (no positive values) and the s_2/s_1 exponents 0
+(circle) and -4.5 (teacher, a floor artefact); the circle's W_1 is rank two (tail 0.50,
+s_2/s_1 0.999), nonlinearity 0.5 at layers 1-2, 0 deeper. With the spec's 3000 steps the circle's
 s*(3) was 0.4989 (fails 1/2 - 1e-3): 4000 steps.
 """
 
