@@ -110,7 +110,8 @@ def loss_drops(
         peak = a + int(np.argmax(rate[a : b + 1]))
         drops.append((float(t[a]), float(t[peak]), float(t[b + 1])))
         plateau = rate[prev_end:a] if a > prev_end else rate[a : a + 1]
-        sharp.append(float(rate[peak] / max(float(np.abs(plateau).mean()), 1e-300)))
+        flat = float(np.abs(plateau).mean())  # 0 on a float32 plateau: infinitely sharp
+        sharp.append(float(rate[peak] / flat) if flat > 0 else math.inf)
         prev_end = b + 1
     for (_, b), (a2, _) in zip(runs[:-1], runs[1:]):
         seg = rate[b + 1 : a2]

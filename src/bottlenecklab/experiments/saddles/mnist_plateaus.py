@@ -29,7 +29,21 @@ Tables: `curve` (`depth`, `step`, `loss`, `norm`, `lr`), `singular` (`depth`, `s
 `layer`, `index`, `value`: the 10 largest singular values of every layer every
 `svd_every` steps), `drops` (per depth: start/peak/end step and sharpness of each drop).
 
-Measured (quick preset): in the final report of branch `saddle`.
+Measured (quick preset, seed 0, 2026-11-24; 1/5 claims pass; wall 154 s, 75 s CPU):
+`|loss_0 - ln 10|` 3.2e-8 (pass). Depth 6 (width 32) escapes the first plateau once
+(drop from step 3200 to 9400, peak 5200; loss 2.303 -> 1.83) and then stays on the next
+saddle until step 100k (loss 1.76-1.80, SGD spikes; `||theta||` 5.5 -> 8.5, so the
+learning rate 10/||theta||^4 falls to ~0.002): ONE drop, so `two-drops` fails and the
+three spectral claims, which need the flattest point between the first two drops, are
+not measured (fail). The spectra do show the paper's picture after that one escape: at
+step 10k, s_1/s_2 = 3.2 (layer 1), 186, 213, 184, 173, 402 (layers 2-6), at the end 3.3,
+240, 325, 282, 264, 660. Depth 4 (width 32, 10/||theta||^2) has two drops (peaks at
+steps 2000 and 13200, sharpness 6130 and 34) and reaches loss 0.023 in 20k steps. At
+the spec's width 128, depth 6 did not leave the first plateau within 60k steps (no
+drop; depth 4 had three). Diagnosis: the second saddle of the depth-6 net is not reached
+in this step budget with this learning-rate rule (the paper runs 1000 MNIST epochs,
+~1.9M steps); `G^T X` of the digits has a small top gap (singular values 0.640, 0.560,
+0.483), so the first escape is not limited by the task.
 """
 
 from __future__ import annotations
