@@ -232,7 +232,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         ),
         at_most(
             "linear-baseline",
-            "derived (spec)",
+            "003 (derived in the spec)",
             "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, "
             f"largest relative error over L = {', '.join(map(str, cfg.linear_depths))}",
             get("linear_max_rel_error"),
