@@ -58,10 +58,8 @@ def non_decreasing(
 ) -> Claim:
     """Every consecutive difference `>= -tol`."""
     vals = [float(v) for v in values]
-    ok = (
-        bool(vals)
-        and all(math.isfinite(v) for v in vals)
-        and all(b >= a - tol for a, b in zip(vals[:-1], vals[1:]))
+    ok = bool(vals) and all(math.isfinite(v) for v in vals) and all(
+        b >= a - tol for a, b in zip(vals[:-1], vals[1:])
     )
     measured = ", ".join(f"{v:.3f}" for v in vals)
     exp = "non-decreasing" + (f" (each step >= -{tol:g})" if tol else "")

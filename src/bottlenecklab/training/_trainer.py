@@ -264,7 +264,9 @@ def train(
     return result
 
 
-def _log_row(model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0) -> dict[str, Any]:
+def _log_row(
+    model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0
+) -> dict[str, Any]:
     for p in params:
         p.grad = None
     loss, cost, reg = loss_parts()
