@@ -21,8 +21,9 @@ Measured (quick preset, seed 0, 2026-11-24; 9/9 claims pass): width-1 grid 0.414
 and solver 0.41421 (sqrt(2) - 1); construction 0.5 to round-off; success fractions
 0, 0, 0.023, 0.242, 0.594, 0.742, 0.828 for widths 1, 2, 4, 8, 16, 32, 64 (128 restarts
 each); best speed at width 64 0.4996; its `s_2/s_1(W_1)` 0.999 (rank 2) and
-`s_2/s_1(W_2)` 0.020 (rank 1); Eq. 6 error 6.7e-16; `sigma_1(G^T X)` 0. Wall 422 s at a
-load of 8-14 on the 2 shared cores (59 s CPU). Step schedule: the spec's start
+`s_2/s_1(W_2)` 0.020 (rank 1); Eq. 6 error 6.7e-16; `sigma_1(G^T X)` 0. Wall 133 s
+(48 s CPU) at a load of ~7 on the 2 shared cores; 422 s at a load of 8-14. Step
+schedule: the spec's start
 (0.05 -> 1e-4 over 4000 steps) gave 0.72 at width 64 (seed 0) and 0.69 at width 32
 (64 restarts, seed 1); ending the decay at 1e-3 instead (slower decay, larger steps for
 longer) gave 0.84 / 0.75 there, and the best speed still reaches 1/2 - 4e-4. Starting
