@@ -59,6 +59,14 @@ from bottlenecklab.measure._path_bounds import (
 )
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._saddle import (
+    escape_step,
+    fcnn_weights,
+    layer_singular_values,
+    loss_drops,
+    saddle_layers,
+    weak_balancedness,
+)
 from bottlenecklab.measure._stationarity import gradient_norm
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._symmetry import (
@@ -88,7 +96,9 @@ __all__ = [
     "data_box",
     "decision_map",
     "end_to_end_matrix",
+    "escape_step",
     "fcnn_balance_residuals",
+    "fcnn_weights",
     "features",
     "fit_line",
     "float64_copy",
@@ -108,12 +118,13 @@ __all__ = [
     "layer_paths",
     "layer_ranks",
     "layer_series",
-    "layer_series",
+    "layer_singular_values",
     "leaky_resnet_layers",
     "linear_cost_gap",
     "linear_geodesic_errors",
     "log_top_k",
     "loglog_slope",
+    "loss_drops",
     "middle_layer",
     "middle_rank",
     "min_norm_weights",
@@ -136,10 +147,12 @@ __all__ = [
     "representation_bottleneck",
     "rollout",
     "rotation_ratio",
+    "saddle_layers",
     "stable_rank",
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
     "tripoints",
+    "weak_balancedness",
     "weight_spectra",
 ]

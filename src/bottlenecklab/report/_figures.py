@@ -11,6 +11,7 @@ from bottlenecklab.report import (
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
+    _saddles,
     _talk,
     _training,
 )
@@ -36,6 +37,10 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "symmetry_dynamics": _talk.symmetry_dynamics,
     "newtonian_rollout": _talk.newtonian_rollout,
     "newtonian_modes": _talk.newtonian_modes,
+    "circle_escape": _saddles.circle_escape,
+    "escape_vs_depth": _saddles.escape_vs_depth,
+    "plateau_time": _saddles.plateau_time,
+    "mnist_plateaus": _saddles.mnist_plateaus,
 }
 
 

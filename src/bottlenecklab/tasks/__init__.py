@@ -11,6 +11,13 @@ from bottlenecklab.tasks._dataset import (
     data_cost,
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
+from bottlenecklab.tasks._idx import (
+    MNIST_FILES,
+    IDXError,
+    mnist_arrays,
+    read_idx,
+    scalar_standardize,
+)
 from bottlenecklab.tasks._latent_teacher import LatentTeacherConfig, latent_teacher
 from bottlenecklab.tasks._linear_teacher import (
     LinearTeacherConfig,
@@ -29,9 +36,11 @@ from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
     "COSTS",
+    "MNIST_FILES",
     "BallGravityConfig",
     "BlobsConfig",
     "Dataset",
+    "IDXError",
     "LatentTeacherConfig",
     "LinearTeacherConfig",
     "RadialCompositionConfig",
@@ -49,7 +58,10 @@ __all__ = [
     "gd_path",
     "latent_teacher",
     "linear_teacher",
+    "mnist_arrays",
     "radial_composition",
+    "read_idx",
+    "scalar_standardize",
     "symmetry_cost",
     "symmetry_dynamics",
     "symmetry_start",

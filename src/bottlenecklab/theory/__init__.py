@@ -5,11 +5,21 @@ Paper 000: the Hamiltonian system of representation geodesics (`hamiltonian`,
 §1.2, the cost of identity and its Prop 1 bound, COI minimization (Prop 2), and the
 conservation studies behind the `hamiltonian-flow` experiment. Names match `measure` for
 the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`, `negative_mass`).
+Paper 003: the localized loss and escape directions at the origin (batched solver, circle
+example, depth extension, norm growth) and the low-rank bounds at escape directions.
 """
 
 from bottlenecklab.theory._bottleneck_bounds import (
     partial_isometry_distance_sq,
     representation_bottleneck_bound,
+)
+from bottlenecklab.theory._circle import (
+    circle_inputs,
+    circle_rank2_weights,
+    circle_speed,
+    circle_width1_loss,
+    circle_width1_optimum,
+    eq6,
 )
 from bottlenecklab.theory._coi import (
     cost_of_identity,
@@ -41,6 +51,21 @@ from bottlenecklab.theory._constructions import (
     example20_weights,
     identity_construction,
     relu_network,
+)
+from bottlenecklab.theory._depth_extension import extend_depth
+from bottlenecklab.theory._escape import (
+    EscapeResult,
+    cost_gradient_at_zero,
+    escape_directions,
+    forward_batched,
+    linear_escape_speed,
+    localized_loss,
+)
+from bottlenecklab.theory._escape_norm import (
+    escape_blowup_time,
+    escape_norm,
+    escape_rate,
+    escape_time_to_norm,
 )
 from bottlenecklab.theory._features import features, sigma
 from bottlenecklab.theory._frequency import (
@@ -75,6 +100,16 @@ from bottlenecklab.theory._linear_cost import (
 )
 from bottlenecklab.theory._nonnegativity import negative_mass
 from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
+from bottlenecklab.theory._saddle_bounds import (
+    layer_profile,
+    nonlinearity_ratio,
+    prop34_terms,
+    singular_ratio,
+    tail_energy,
+    thm31_bound,
+    thm31_constant,
+    weak_balancedness,
+)
 from bottlenecklab.theory._spectral import numerical_rank
 from bottlenecklab.theory._symmetries import (
     Weights,
@@ -92,19 +127,34 @@ from bottlenecklab.theory._tripoints import tripoint_blocks
 
 __all__ = [
     "RANDOM_MATRIX_KINDS",
+    "EscapeResult",
     "Field",
     "IdentityConstruction",
     "Weights",
     "bias_free",
+    "circle_inputs",
+    "circle_rank2_weights",
+    "circle_speed",
+    "circle_width1_loss",
+    "circle_width1_optimum",
     "coi_minima",
     "coi_residual",
+    "cost_gradient_at_zero",
     "cost_of_identity",
     "drift_refinement",
+    "eq6",
+    "escape_blowup_time",
+    "escape_directions",
+    "escape_norm",
+    "escape_rate",
+    "escape_time_to_norm",
     "example20_excess",
     "example20_norm_sq",
     "example20_target",
     "example20_weights",
+    "extend_depth",
     "features",
+    "forward_batched",
     "frequency_order",
     "frequency_singular_values",
     "generic_start",
@@ -123,22 +173,27 @@ __all__ = [
     "kernel_test_error",
     "kink_free_start",
     "laplace_kernel",
+    "layer_profile",
     "leaky_ode",
     "lifted_inputs",
     "linear_cost_expansion",
     "linear_cost_remainder_constant",
+    "linear_escape_speed",
     "linear_geodesic_grams",
     "linear_representation_cost",
     "linear_weight_norm",
     "linear_weights",
+    "localized_loss",
     "minimize_cost_of_identity",
     "negative_mass",
+    "nonlinearity_ratio",
     "nonzero_singular_values",
     "numerical_rank",
     "optimal_linear_weights",
     "output_scaled_path",
     "partial_isometry_distance_sq",
     "prop1_sweep",
+    "prop34_terms",
     "random_linear_weights",
     "random_matrix",
     "relative_gamma",
@@ -150,10 +205,15 @@ __all__ = [
     "sigma",
     "sign_crossings",
     "significant_modes",
+    "singular_ratio",
     "stable_rank",
     "stretch_range",
     "symmetry_errors",
+    "tail_energy",
+    "thm31_bound",
+    "thm31_constant",
     "tripoint_blocks",
     "vector_field",
+    "weak_balancedness",
     "weight_norm_integral",
 ]

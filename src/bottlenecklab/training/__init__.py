@@ -10,11 +10,19 @@ from bottlenecklab.training._checkpoint import (
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._overhead import schedule_overhead
+from bottlenecklab.training._small_init import (
+    SmallInitConfig,
+    SmallInitResult,
+    scale_to_norm,
+    train_small_init,
+)
 from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
 
 __all__ = [
     "CheckpointError",
     "PhaseConfig",
+    "SmallInitConfig",
+    "SmallInitResult",
     "TrainConfig",
     "TrainResult",
     "TrainingDiverged",
@@ -22,7 +30,9 @@ __all__ = [
     "load_checkpoint",
     "previous_checkpoint",
     "save_checkpoint",
+    "scale_to_norm",
     "schedule_overhead",
     "train",
     "train_ensemble",
+    "train_small_init",
 ]

@@ -1,0 +1,255 @@
+"""Experiments of paper 003: smoke runs, claims that fail on wrong results, quick presets."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+
+EXPECTED = {
+    "saddle/circle-escape": (
+        (
+            "width1-optimum",
+            "construction-half",
+            "best-at-largest-width",
+            "fraction-rises",
+            "fraction-at-largest-width",
+            "eq6",
+            "eq6-extremes",
+            "rank2-first-layer",
+            "rank1-second-layer",
+        ),
+        ("circle_escape",),
+        ("width1_grid", "construction", "sigma1_GX", "eq6_error", "ratio_W1_best"),
+    ),
+    "saddle/escape-vs-depth": (
+        (
+            "circle-monotone",
+            "teacher-monotone",
+            "circle-depth2",
+            "circle-depth3",
+            "prop34",
+            "linear-baseline",
+        ),
+        ("escape_vs_depth",),
+        ("circle_best_L2", "teacher_best_L2", "circle_thm31_c", "linear_max_rel_error"),
+    ),
+    "saddle/plateau-time": (
+        ("slope-L3", "tau-direction"),
+        ("plateau_time",),
+        ("slope_L3", "tau_gap_max"),
+    ),
+    "saddle/mnist-plateaus": (
+        ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
+        ("mnist_plateaus",),
+        ("loss0_minus_ln10", "drops_L4", "final_loss_L4"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_smoke_run(name, smoke_record):
+    ids, figures, scalars = EXPECTED[name]
+    exp, cfg, out, record = smoke_record(name)
+    claims = json.loads((out / "claims.json").read_text())
+    assert tuple(c["id"] for c in claims) == ids
+    for f in figures:
+        assert (out / "figures" / f"{f}.png").exists()
+    point = record.points[0]
+    for key in scalars:
+        assert key in point.scalars and math.isfinite(point.scalars[key])
+
+
+def _result(scalars, tables=None) -> PointResult:
+    return PointResult("p", {}, "done", "", scalars, [], [], 0, 0.0, tables or {})
+
+
+def _with(result: PointResult, **changes) -> PointResult:
+    return dataclasses.replace(result, scalars={**result.scalars, **changes})
+
+
+def _circle_good(cfg):
+    s = {
+        "width1_grid": math.sqrt(2) - 1,
+        "best_w1": math.sqrt(2) - 1,
+        "construction": 0.5,
+        "eq6_error": 1e-16,
+        "eq6_quarter_error": 1e-16,
+        "eq6_pi8": 1e-17,
+        "ratio_W1_best": 1.0,
+        "ratio_W2_best": 1e-10,
+    }
+    for i, w in enumerate(cfg.widths):
+        s[f"best_w{w}"] = 0.5 if w > 1 else math.sqrt(2) - 1
+        s[f"fraction_w{w}"] = 0.9 * i / (len(cfg.widths) - 1)
+    return _result(s)
+
+
+@pytest.mark.parametrize(
+    "claim, change",
+    [
+        ("width1-optimum", {"width1_grid": 0.40}),
+        ("width1-optimum", {"best_w1": 0.40}),
+        ("construction-half", {"construction": 0.5 - 1e-9}),
+        ("best-at-largest-width", {"best_w64": 0.45}),
+        ("fraction-rises", {"fraction_w16": 0.2}),
+        ("fraction-at-largest-width", {"fraction_w64": 0.7}),
+        ("eq6", {"eq6_error": 1e-6}),
+        ("eq6-extremes", {"eq6_pi8": 1e-3}),
+        ("rank2-first-layer", {"ratio_W1_best": 0.2}),
+        ("rank1-second-layer", {"ratio_W2_best": 0.3}),
+    ],
+)
+def test_circle_claims_fail(claim, change):
+    exp = get("saddle/circle-escape")
+    cfg = resolve_config(exp, "quick")
+    good = _circle_good(cfg)
+    assert all(c.passed for c in exp.claims(cfg, [good]))
+    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert not bad[claim].passed
+    assert not any(c.passed for c in exp.claims(cfg, [_result({})]))
+
+
+def _depth_good(cfg):
+    s = {"linear_max_rel_error": 1e-6}
+    for p, base in (("circle", math.sqrt(2) - 1), ("teacher", 1.0)):
+        for i, L in enumerate(cfg.depths):
+            s[f"{p}_best_L{L}"] = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
+    speeds = [{"prop34_lhs": 0.5, "prop34_rhs": 1.0}]
+    return _result(s, {"speeds": speeds})
+
+
+@pytest.mark.parametrize(
+    "claim, change",
+    [
+        ("circle-monotone", {"circle_best_L5": 0.45}),
+        ("teacher-monotone", {"teacher_best_L8": 0.9}),
+        ("circle-depth2", {"circle_best_L2": 0.40}),
+        ("circle-depth3", {"circle_best_L3": 0.45}),
+        ("linear-baseline", {"linear_max_rel_error": 1e-3}),
+    ],
+)
+def test_depth_claims_fail(claim, change):
+    exp = get("saddle/escape-vs-depth")
+    cfg = resolve_config(exp, "quick")
+    good = _depth_good(cfg)
+    assert all(c.passed for c in exp.claims(cfg, [good]))
+    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert not bad[claim].passed
+
+
+def test_depth_prop34_claim_fails():
+    exp = get("saddle/escape-vs-depth")
+    cfg = resolve_config(exp, "quick")
+    good = _depth_good(cfg)
+    bad = dataclasses.replace(good, tables={"speeds": [{"prop34_lhs": 2.0, "prop34_rhs": 1.0}]})
+    assert not {c.id: c for c in exp.claims(cfg, [bad])}["prop34"].passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_quick_preset_claims_pass(name, tmp_path):
+    exp = get(name)
+    cfg = resolve_config(exp, "quick")
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="quick", progress=False)
+    failed = [(c.id, c.measured) for c in record.claims if not c.passed]
+    assert not failed
+
+
+def test_cli_smoke_run(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "cli"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bottlenecklab",
+        "run",
+        "saddle/circle-escape",
+        "--preset",
+        "smoke",
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--threads",
+        "1",
+    ]
+    subprocess.run(cmd, check=True, capture_output=True)
+    assert (out / "claims.json").exists() and (out / "figures" / "circle_escape.png").exists()
+
+
+def _plateau_good(cfg):
+    s = {"tau_gap_max": 1e-3, "tau_until_step": 100.0}
+    for L, alphas in zip(cfg.depths, cfg.alphas):
+        s[f"slope_L{L}"] = 2.0 - L
+        s[f"escaped_L{L}"] = float(len(alphas))
+    return _result(s)
+
+
+@pytest.mark.parametrize(
+    "claim, change",
+    [
+        ("slope-L3", {"slope_L3": -1.3}),
+        ("slope-L4", {"slope_L4": -1.0}),
+        ("slope-L4", {"escaped_L4": 4.0}),
+        ("tau-direction", {"tau_gap_max": 0.05}),
+    ],
+)
+def test_plateau_claims_fail(claim, change):
+    exp = get("saddle/plateau-time")
+    cfg = resolve_config(exp, "quick")
+    good = _plateau_good(cfg)
+    assert all(c.passed for c in exp.claims(cfg, [good]))
+    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert not bad[claim].passed
+
+
+def _mnist_good():
+    return _result(
+        {
+            "loss0_minus_ln10": 1e-5,
+            "drops_L6": 2.0,
+            "snapshot_step": 1000.0,
+            "gap_min_l2": 5.0,
+            "gap_mean_deep": 20.0,
+            "gap_mean_shallow": 6.0,
+            "ratio_mean_snapshot": 0.1,
+            "ratio_mean_end": 0.4,
+            "final_loss_L6": 0.2,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "claim, change",
+    [
+        ("initial-loss", {"loss0_minus_ln10": 0.01}),
+        ("two-drops", {"drops_L6": 1.0}),
+        ("dominant-value", {"gap_min_l2": 2.0}),
+        ("deeper-more-low-rank", {"gap_mean_deep": 5.0}),
+        ("rank-grows", {"ratio_mean_end": 0.15}),
+        ("dominant-value", {"final_loss_L6": 2.3}),  # untrained: the gate fails it
+        ("rank-grows", {"snapshot_step": float("nan")}),
+    ],
+)
+def test_mnist_claims_fail(claim, change):
+    exp = get("saddle/mnist-plateaus")
+    cfg = resolve_config(exp, "quick")
+    good = _mnist_good()
+    assert all(c.passed for c in exp.claims(cfg, [good]))
+    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert not bad[claim].passed
+
+
+def test_mnist_paper_preset_names_missing_files(tmp_path, monkeypatch):
+    from bottlenecklab.experiments.saddles.mnist_plateaus import DataConfig, _dataset
+
+    monkeypatch.setenv("BOTTLENECKLAB_DATA", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="t10k|train-images"):
+        _dataset(DataConfig(source="mnist"))
