@@ -34,6 +34,27 @@ from bottlenecklab.theory._hamiltonian_flow import (
     vector_field,
 )
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
+from bottlenecklab.theory._l2_forces import forces, ridge
+from bottlenecklab.theory._l2_merging import MERGE_COSINE, merge_layer, prune_one_dim
+from bottlenecklab.theory._l2_reformulation import (
+    R_CUTOFF,
+    covariance_term,
+    linear_kernels,
+    null_projector,
+    pinv_cut,
+    reformulated_losses,
+    representation_term,
+    representation_weights,
+)
+from bottlenecklab.theory._l2_sparsity import (
+    bipartite_target,
+    bipartite_wide_optimum,
+    counterexample_loss,
+    counterexample_values,
+    counterexample_weights,
+    pair_directions,
+    remark23_weights,
+)
 from bottlenecklab.theory._nonnegativity import negative_mass
 from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
 from bottlenecklab.theory._spectral import numerical_rank
@@ -51,15 +72,24 @@ from bottlenecklab.theory._symmetries import (
 )
 
 __all__ = [
+    "MERGE_COSINE",
     "RANDOM_MATRIX_KINDS",
+    "R_CUTOFF",
     "Field",
     "Weights",
     "bias_free",
+    "bipartite_target",
+    "bipartite_wide_optimum",
     "coi_minima",
     "coi_residual",
     "cost_of_identity",
+    "counterexample_loss",
+    "counterexample_values",
+    "counterexample_weights",
+    "covariance_term",
     "drift_refinement",
     "features",
+    "forces",
     "generic_start",
     "geodesic_weights",
     "grid",
@@ -71,16 +101,27 @@ __all__ = [
     "kink_free_start",
     "leaky_ode",
     "lifted_inputs",
+    "linear_kernels",
     "linear_weight_norm",
     "linear_weights",
+    "merge_layer",
     "minimize_cost_of_identity",
     "negative_mass",
+    "null_projector",
     "numerical_rank",
     "output_scaled_path",
+    "pair_directions",
+    "pinv_cut",
     "prop1_sweep",
+    "prune_one_dim",
     "random_linear_weights",
     "random_matrix",
+    "reformulated_losses",
     "relative_gamma",
+    "remark23_weights",
+    "representation_term",
+    "representation_weights",
+    "ridge",
     "rk4",
     "rk4_step",
     "shoot",
