@@ -6,7 +6,7 @@ machinery (`bottlenecklab.sweeps`) with `run_point`, the one science run functio
 measure one config into a run folder); `run_sweep_spec` does the same for sweep files.
 """
 
-from bottlenecklab.experiments import leaky_resnet
+from bottlenecklab.experiments import l2, leaky_resnet
 from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
 from bottlenecklab.experiments._run_point import point_result, run_point
@@ -23,6 +23,8 @@ from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, Measurem
 from bottlenecklab.experiments._sweep import run_sweep_spec, sweep_requests
 
 for _exp in leaky_resnet.EXPERIMENTS:
+    register(_exp)
+for _exp in l2.EXPERIMENTS:
     register(_exp)
 
 __all__ = [

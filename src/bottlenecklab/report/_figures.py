@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report import (
+    _l2,
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
@@ -23,6 +24,8 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "discretization_spectra": _leaky_resnet_discretization.discretization_spectra,
     "pca_paths": _leaky_resnet_discretization.pca_paths,
     "path_bounds": _leaky_resnet_discretization.path_bounds,
+    "l2_reformulation": _l2.l2_reformulation,
+    "l2_counterexample": _l2.l2_counterexample,
 }
 
 

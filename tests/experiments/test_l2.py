@@ -1,0 +1,159 @@
+"""The paper-004 experiments (`l2/...`): smoke runs (one through the CLI), claims that pass
+on right inputs and FAIL on crafted results, untrained networks and wrong inputs, and (slow)
+every claim of each quick preset."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from bottlenecklab.config import apply_overrides
+from bottlenecklab.experiments import Measurement, PointResult, get, resolve_config, run_experiment
+
+NAMES = ["l2/reformulation", "l2/counterexample"]
+
+
+def _result(m: Measurement, point: dict[str, Any] | None = None) -> PointResult:
+    return PointResult(
+        "x", point or {}, "done", "", m.scalars, m.layers, m.spectra, 0, 0.0, m.tables
+    )
+
+
+def _verdicts(name: str, cfg: Any, results: list[PointResult]) -> dict[str, bool]:
+    return {c.id: c.passed for c in get(name).claims(cfg, results)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_run_writes_claims_and_figures(smoke_record, name):
+    exp, _, out, record = smoke_record(name)
+    assert (out / "claims.json").exists()
+    assert record.claims and all(c.source.startswith("004") for c in record.claims)
+    for fig in exp.figures:
+        assert (out / "figures" / f"{fig}.png").exists()
+
+
+def test_cli_smoke(tmp_path):
+    out = tmp_path / "run"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bottlenecklab",
+        "run",
+        "l2/counterexample",
+        "--preset",
+        "smoke",
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--threads",
+        "1",
+    ]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    assert (out / "claims.json").exists()
+
+
+# ---------------------------------------------------------------- reformulation
+
+REF = "l2/reformulation"
+REF_GOOD = {
+    "random_split_error": 1e-15,
+    "random_cov_error": 1e-15,
+    "trained_split_error": 1e-15,
+    "trained_cov_error": 1e-14,
+    "step_residual": 1e-16,
+    "decay_error": 1e-14,
+    "linear_error": 1e-7,
+    "linear_grad_norm": 1e-8,
+}
+
+
+def test_reformulation_claims_pass_on_good_values():
+    cfg = resolve_config(get(REF), "smoke")
+    assert all(_verdicts(REF, cfg, [_result(Measurement(scalars=REF_GOOD))]).values())
+
+
+@pytest.mark.parametrize(
+    "key, value, failing",
+    [
+        ("random_split_error", 1e-6, "split-random"),
+        ("random_cov_error", math.nan, "cov-random"),
+        ("trained_split_error", 1e-3, "split-trained"),
+        ("trained_cov_error", 1e-3, "cov-trained"),
+        ("step_residual", 1e-9, "projector-step"),
+        ("decay_error", 1e-3, "null-decay"),
+        ("linear_error", 1e-2, "linear-kernels"),
+        ("linear_grad_norm", 1e-3, "linear-kernels"),  # converged gate
+    ],
+)
+def test_reformulation_claims_fail_on_crafted(key, value, failing):
+    cfg = resolve_config(get(REF), "smoke")
+    verdict = _verdicts(REF, cfg, [_result(Measurement(scalars={**REF_GOOD, key: value}))])
+    assert not verdict[failing]
+    assert sum(not v for v in verdict.values()) == 1
+
+
+def test_reformulation_untrained_linear_net_fails():
+    """An untrained linear net (0 L-BFGS steps) fails the linear claim (the gate and the
+    kernel error)."""
+    exp = get(REF)
+    cfg = apply_overrides(resolve_config(exp, "smoke"), {"lin_steps": 0})
+    m = exp.measure(None, None, cfg)
+    verdict = _verdicts(REF, cfg, [_result(m)])
+    assert not verdict["linear-kernels"]
+    assert m.scalars["linear_error"] > cfg.linear_tol
+
+
+# ---------------------------------------------------------------- counterexample
+
+CE = "l2/counterexample"
+
+
+def test_counterexample_claims_pass_on_smoke(smoke_record):
+    _, _, _, record = smoke_record(CE)
+    assert all(c.passed for c in record.claims)
+
+
+@pytest.mark.parametrize(
+    "over, failing",
+    [
+        ({"escape_sign": -1.0}, {"escape-path"}),  # 004's printed -eps
+        ({"angle": 0.0}, {"family-local-min"}),  # the end point a_2 = 0 is no minimum
+    ],
+)
+def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
+    exp = get(CE)
+    cfg = apply_overrides(resolve_config(exp, "smoke"), {"gd_steps": 1, **over})
+    verdict = _verdicts(CE, cfg, [_result(exp.measure(None, None, cfg))])
+    assert {k for k, v in verdict.items() if not v} == failing
+
+
+@pytest.mark.parametrize("key", ["family_error", "global_error"])
+def test_counterexample_values_fail_on_crafted(key):
+    cfg = resolve_config(get(CE), "smoke")
+    good = {
+        "family_error": 0.0,
+        "global_error": 0.0,
+        "perturbation_min": 0.0,
+        "escape_error": 1e-10,
+    }
+    assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good))]).values())
+    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}))])
+    assert sum(not v for v in verdict.values()) == 1
+
+
+# ---------------------------------------------------------------- quick presets
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_preset_claims_pass(tmp_path, name):
+    exp = get(name)
+    cfg = resolve_config(exp, "quick")
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="quick", progress=False)
+    failed = [(c.id, c.measured, c.expected) for c in record.claims if not c.passed]
+    assert not failed
