@@ -14,7 +14,12 @@ import pytest
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import Measurement, PointResult, get, resolve_config, run_experiment
 
-NAMES = ["l2/reformulation", "l2/counterexample"]
+NAMES = [
+    "l2/reformulation",
+    "l2/counterexample",
+    "l2/one-dim-pruning",
+    "l2/bipartite-sparsity",
+]
 
 
 def _result(m: Measurement, point: dict[str, Any] | None = None) -> PointResult:
@@ -144,6 +149,102 @@ def test_counterexample_values_fail_on_crafted(key):
     assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good))]).values())
     verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}))])
     assert sum(not v for v in verdict.values()) == 1
+
+
+# ---------------------------------------------------------------- one-dim-pruning
+
+PR = "l2/one-dim-pruning"
+PR_GOOD = {
+    "n_train": 10.0,
+    "alive_before": 150.0,
+    "neurons_after": 12.0,
+    "output_change": 1e-15,
+    "norm_before": 20.0,
+    "norm_after": 19.0,
+}
+
+
+def test_pruning_claims_pass_on_smoke(smoke_record):
+    _, _, _, record = smoke_record(PR)
+    assert all(c.passed for c in record.claims)
+
+
+@pytest.mark.parametrize(
+    "key, value, failing",
+    [
+        ("neurons_after", 41.0, "at-most-4N"),
+        ("output_change", 1e-6, "outputs-kept"),
+        ("norm_after", 20.5, "norm-not-raised"),
+        ("output_change", math.nan, "outputs-kept"),
+    ],
+)
+def test_pruning_claims_fail_on_crafted(key, value, failing):
+    cfg = resolve_config(get(PR), "smoke")
+    assert all(_verdicts(PR, cfg, [_result(Measurement(scalars=PR_GOOD))]).values())
+    verdict = _verdicts(PR, cfg, [_result(Measurement(scalars={**PR_GOOD, key: value}))])
+    assert {k for k, v in verdict.items() if not v} == {failing}
+
+
+# ---------------------------------------------------------------- bipartite-sparsity
+
+BI = "l2/bipartite-sparsity"
+
+
+def _bi_points(values: dict[int, float], grad: float = 1e-7, pairs: float = 16.0):
+    out = []
+    for w, v in values.items():
+        s = {
+            "width": float(w),
+            "loss_over_lam": v,
+            "norm_sq": 63.9,
+            "neurons": 16.0,
+            "rank_K1": 8.0,
+            "pairs_covered": pairs if w == 32 else 0.0,
+            "grad_norm": grad,
+            "remark23_fit_error": 0.0,
+            "remark23_norm": 72.0,
+        }
+        out.append(_result(Measurement(scalars=s), {"model.width": w, "seed": 0}))
+    return out
+
+
+BI_GOOD = {4: 80.0, 8: 64.66, 12: 64.24, 14: 64.12, 16: 64.03, 20: 63.944, 32: 63.944}
+
+
+def test_bipartite_claims_pass_on_good_values():
+    cfg = resolve_config(get(BI), "quick")
+    assert all(_verdicts(BI, cfg, _bi_points(BI_GOOD)).values())
+
+
+@pytest.mark.parametrize(
+    "change, failing",
+    [
+        ({32: 63.96, 20: 63.96}, {"wide-optimum"}),
+        ({8: 72.5}, {"width-N"}),
+        ({8: 63.944, 12: 63.944, 14: 63.944, 16: 63.944}, {"width-N", "plateau"}),
+        ({14: 64.30}, {"non-increasing"}),
+        ({16: 63.944}, set()),  # a plateau from 16 = N^2/4 is in range
+    ],
+)
+def test_bipartite_claims_fail_on_crafted(change, failing):
+    cfg = resolve_config(get(BI), "quick")
+    verdict = _verdicts(BI, cfg, _bi_points({**BI_GOOD, **change}))
+    assert {k for k, v in verdict.items() if not v} == failing
+
+
+def test_bipartite_claims_fail_unconverged_or_unpatterned():
+    cfg = resolve_config(get(BI), "quick")
+    verdict = _verdicts(BI, cfg, _bi_points(BI_GOOD, grad=1e-2))
+    assert not any(v for k, v in verdict.items() if k != "remark23")
+    assert not _verdicts(BI, cfg, _bi_points(BI_GOOD, pairs=12.0))["pairs"]
+
+
+def test_bipartite_untrained_fails(smoke_record):
+    """The smoke run (30 L-BFGS steps) is far from converged: the gated claims fail."""
+    _, _, _, record = smoke_record(BI)
+    verdict = {c.id: c.passed for c in record.claims}
+    assert verdict["remark23"]
+    assert not verdict["wide-optimum"] and not verdict["pairs"]
 
 
 # ---------------------------------------------------------------- quick presets

@@ -33,7 +33,13 @@ from bottlenecklab.measure._l2_reformulation import (
     null_step_residual,
     reformulated_losses,
 )
-from bottlenecklab.measure._l2_sparsity import bipartite_pattern, merge_neurons, prune_one_dim
+from bottlenecklab.measure._l2_sparsity import (
+    best_per_width,
+    bipartite_pattern,
+    merge_neurons,
+    plateau_start,
+    prune_one_dim,
+)
 from bottlenecklab.measure._nonnegativity import negative_mass
 from bottlenecklab.measure._path_bounds import (
     momentum_bounds,
@@ -50,6 +56,7 @@ __all__ = [
     "INPUT_PAIRED",
     "LayerTable",
     "balancedness_residual",
+    "best_per_width",
     "bipartite_pattern",
     "coi_residual",
     "cost_of_identity",
@@ -77,6 +84,7 @@ __all__ = [
     "numerical_rank",
     "path_length",
     "pca_paths",
+    "plateau_start",
     "prune_one_dim",
     "reformulated_losses",
     "stable_rank",

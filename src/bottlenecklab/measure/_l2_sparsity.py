@@ -3,6 +3,7 @@ proportional neurons, Prop 15's 1-D pruning and the bipartite pattern of Prop 13
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -13,7 +14,7 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._l2_reformulation import fcnn_layers
 from bottlenecklab.models import FCNN
 
-__all__ = ["bipartite_pattern", "merge_neurons", "prune_one_dim"]
+__all__ = ["best_per_width", "bipartite_pattern", "merge_neurons", "plateau_start", "prune_one_dim"]
 
 
 def _rebuild(net: FCNN, weights: list[torch.Tensor], biases: list[torch.Tensor]) -> FCNN:
@@ -102,3 +103,33 @@ def bipartite_pattern(model: Any, X: Any, cos: float = 0.99) -> dict[str, float]
         "pairs_covered": float(hit.any(dim=0).sum()),
         "pairs": float(dirs.shape[0]),
     }
+
+
+def best_per_width(rows: list[dict[str, float]], key: str) -> tuple[list[float], list[float]]:
+    """`(widths, best)`: the sorted widths and the smallest `row[key]` over the rows (seeds,
+    restarts) of each width; rows with a non-finite value are skipped.
+
+    Args:
+        rows: dicts with `"width"` and `key`.
+    """
+    best: dict[float, float] = {}
+    for r in rows:
+        v = float(r[key])
+        if math.isfinite(v):
+            w = float(r["width"])
+            best[w] = min(best.get(w, math.inf), v)
+    widths = sorted(best)
+    return widths, [best[w] for w in widths]
+
+
+def plateau_start(widths: list[float], best: list[float], tol: float) -> float:
+    """The first width whose best loss is `<= (1 + tol) min` over the sweep (spec
+    `l2-sparsity.md`, Sparsity: the plateau of Prop 6-7, Cor 9); `nan` for no widths.
+
+    Args:
+        widths: increasing widths; best: their best losses (positive).
+    """
+    if not best:
+        return math.nan
+    floor = min(best)
+    return next(w for w, b in zip(widths, best) if b <= (1 + tol) * floor)

@@ -26,6 +26,8 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "path_bounds": _leaky_resnet_discretization.path_bounds,
     "l2_reformulation": _l2.l2_reformulation,
     "l2_counterexample": _l2.l2_counterexample,
+    "l2_one_dim_pruning": _l2.l2_one_dim_pruning,
+    "l2_width_plateau": _l2.l2_width_plateau,
 }
 
 

@@ -9,7 +9,12 @@ import numpy as np
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report._style import plt, save
 
-__all__ = ["l2_counterexample", "l2_reformulation"]
+__all__ = [
+    "l2_counterexample",
+    "l2_one_dim_pruning",
+    "l2_reformulation",
+    "l2_width_plateau",
+]
 
 
 def l2_reformulation(record: RunRecord, folder: Path) -> list[Path]:
@@ -61,5 +66,77 @@ def l2_counterexample(record: RunRecord, folder: Path) -> list[Path]:
     ax.set_ylabel("loss change from a_2 = 0")
     ax.legend(frameon=False, fontsize=7)
     path = folder / "l2_counterexample.png"
+    save(fig, path)
+    return [path]
+
+
+def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
+    """Prop 15: the trained function and its pruned version on the test grid (table
+    `curve`), the pruned neurons' kinks (table `kinks`) and the training points."""
+    if not record.points:
+        return []
+    r = record.points[0]
+    curve = r.tables.get("curve", [])
+    if not curve:
+        return []
+    fig, ax = plt.subplots(figsize=(5.0, 3.2))
+    x = [p["x"] for p in curve]
+    ax.plot(x, [p["before"] for p in curve], "-", lw=2, alpha=0.5, label="trained")
+    ax.plot(x, [p["after"] for p in curve], "k--", lw=1, label="pruned")
+    xs = np.linspace(-1, 1, int(r.scalars.get("n_train", 0)))
+    for k in r.tables.get("kinks", []):
+        if np.isfinite(k["kink"]) and -1.2 < k["kink"] < 1.2:
+            ax.axvline(k["kink"], color="C3" if k["a"] > 0 else "C0", lw=0.6, alpha=0.6)
+    ax.plot(xs, np.interp(xs, x, [p["before"] for p in curve]), "ko", ms=3, label="data x")
+    n0, n1 = r.scalars.get("alive_before", np.nan), r.scalars.get("neurons_after", np.nan)
+    ax.set_title(f"{n0:g} alive neurons -> {n1:g} after pruning (kinks: red a > 0, blue a < 0)")
+    ax.set_xlabel("x")
+    ax.legend(frameon=False, fontsize=7)
+    path = folder / "l2_one_dim_pruning.png"
+    save(fig, path)
+    return [path]
+
+
+def _width_panel(ax, points, key: str, style: str, label: str, color: str) -> None:
+    """Per-seed dots of `scalars[key]` against the width, and the best per width as a line."""
+    xs = [float(p.point.get("model.width", p.scalars.get("width", np.nan))) for p in points]
+    ys = [float(p.scalars.get(key, np.nan)) for p in points]
+    ax.plot(xs, ys, "o", color=color, ms=3, alpha=0.6)
+    best: dict[float, float] = {}
+    for x, y in zip(xs, ys):
+        if np.isfinite(y):
+            best[x] = min(best.get(x, np.inf), y)
+    w = sorted(best)
+    ax.plot(w, [best[x] for x in w], style, color=color, lw=1.2, label=label)
+
+
+def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
+    """004 Fig 2: loss with regularizer (full line, best over seeds; a dot per seed) and the
+    test data cost (dashed) against the width; one panel per `train.lam` of the grid. The
+    bipartite experiment plots `loss / lam` with the derived wide optimum."""
+    points = [p for p in record.points if p.status == "done"]
+    if not points:
+        return []
+    lams = sorted({p.point.get("train.lam") for p in points}, key=lambda v: (v is None, v))
+    fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams), 3.2), squeeze=False)
+    for ax, lam in zip(axes[0], lams):
+        sel = [p for p in points if p.point.get("train.lam") == lam]
+        if "loss_over_lam" in sel[0].scalars:
+            _width_panel(ax, sel, "loss_over_lam", "-", "best loss / lam", "C0")
+            ref = sel[0].scalars.get("wide_optimum")
+            if ref is not None and np.isfinite(ref):
+                ax.axhline(ref, color="k", ls=":", lw=0.8, label="N^2 - lam N (N-1)")
+            ax.set_ylabel("loss / lam")
+        else:
+            _width_panel(ax, sel, "loss", "-", "train loss (with L2)", "C0")
+            _width_panel(ax, sel, "test_cost", "--", "test data cost", "C1")
+            ax.set_yscale("log")
+            ax.set_ylabel("loss")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("width")
+        if lam is not None:
+            ax.set_title(f"lam = {lam:g}")
+        ax.legend(frameon=False, fontsize=7)
+    path = folder / "l2_width_plateau.png"
     save(fig, path)
     return [path]

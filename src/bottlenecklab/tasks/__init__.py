@@ -9,11 +9,16 @@ from bottlenecklab.tasks._dataset import (
     data_cost,
 )
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
+from bottlenecklab.tasks._l2_tasks import BipartiteTask, DigitsTask, ReluTeacherTask, SineTask
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
+    "BipartiteTask",
     "COSTS",
     "Dataset",
+    "DigitsTask",
+    "ReluTeacherTask",
+    "SineTask",
     "Standardizer",
     "TeacherConfig",
     "class_balanced_split",

@@ -1,7 +1,17 @@
 """Experiments of paper 004 (L2-regularized networks: reformulations, forces, sparsity)."""
 
-from bottlenecklab.experiments.l2 import counterexample, reformulation
+from bottlenecklab.experiments.l2 import (
+    bipartite_sparsity,
+    counterexample,
+    one_dim_pruning,
+    reformulation,
+)
 
-EXPERIMENTS = (reformulation.EXPERIMENT, counterexample.EXPERIMENT)
+EXPERIMENTS = (
+    reformulation.EXPERIMENT,
+    counterexample.EXPERIMENT,
+    one_dim_pruning.EXPERIMENT,
+    bipartite_sparsity.EXPERIMENT,
+)
 
 __all__ = ["EXPERIMENTS"]
