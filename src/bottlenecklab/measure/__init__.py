@@ -40,6 +40,7 @@ from bottlenecklab.measure._l2_sparsity import (
     plateau_start,
     prune_one_dim,
 )
+from bottlenecklab.measure._l2_views import count_rays, nearest_centroid_accuracy, uncentered_pca
 from bottlenecklab.measure._nonnegativity import negative_mass
 from bottlenecklab.measure._path_bounds import (
     momentum_bounds,
@@ -61,6 +62,7 @@ __all__ = [
     "coi_residual",
     "cost_of_identity",
     "costs",
+    "count_rays",
     "fcnn_layers",
     "features",
     "fit_line",
@@ -78,6 +80,7 @@ __all__ = [
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
+    "nearest_centroid_accuracy",
     "negative_mass",
     "null_norms",
     "null_step_residual",
@@ -91,4 +94,5 @@ __all__ = [
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
+    "uncentered_pca",
 ]

@@ -28,6 +28,7 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "l2_counterexample": _l2.l2_counterexample,
     "l2_one_dim_pruning": _l2.l2_one_dim_pruning,
     "l2_width_plateau": _l2.l2_width_plateau,
+    "l2_forces": _l2.l2_forces,
 }
 
 

@@ -11,6 +11,7 @@ from bottlenecklab.report._style import plt, save
 
 __all__ = [
     "l2_counterexample",
+    "l2_forces",
     "l2_one_dim_pruning",
     "l2_reformulation",
     "l2_width_plateau",
@@ -138,5 +139,65 @@ def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
             ax.set_title(f"lam = {lam:g}")
         ax.legend(frameon=False, fontsize=7)
     path = folder / "l2_width_plateau.png"
+    save(fig, path)
+    return [path]
+
+
+def l2_forces(record: RunRecord, folder: Path) -> list[Path]:
+    """004 Fig 1: per hidden layer, the data points (rows of `Z_l`, coloured by class) and
+    the neurons (columns; grey: dead) in an uncentered 2-D PCA, with `-A_l` (green) and
+    `-R_l` (red) arrows (table `views`)."""
+    if not record.points:
+        return []
+    rows = record.points[0].tables.get("views", [])
+    if not rows:
+        return []
+    layers = sorted({r["layer"] for r in rows})
+    fig, axes = plt.subplots(2, len(layers), figsize=(4.0 * len(layers), 7.0), squeeze=False)
+    for j, layer in enumerate(layers):
+        for i, view in enumerate(("rows", "columns")):
+            ax = axes[i, j]
+            sel = [r for r in rows if r["layer"] == layer and r["view"] == view]
+            x = np.array([r["x"] for r in sel])
+            y = np.array([r["y"] for r in sel])
+            lab = np.array([r["label"] for r in sel])
+            span = max(np.ptp(x), np.ptp(y), 1e-12)
+            force = np.array([[r["ax"], r["ay"], r["rx"], r["ry"]] for r in sel])
+            scale = 0.15 * span / max(np.abs(force).max(), 1e-300)
+            if view == "rows":
+                for c in np.unique(lab):
+                    ax.plot(x[lab == c], y[lab == c], "o", ms=3, label=f"class {c}")
+            else:
+                ax.plot(x[lab == 1], y[lab == 1], "o", ms=3, color="k", label="neurons")
+                ax.plot(x[lab == 0], y[lab == 0], "o", ms=2, color="0.7", label="dead")
+            ax.quiver(
+                x,
+                y,
+                scale * force[:, 0],
+                scale * force[:, 1],
+                color="green",
+                angles="xy",
+                scale_units="xy",
+                scale=1,
+                width=0.004,
+                label="-A",
+            )
+            ax.quiver(
+                x,
+                y,
+                scale * force[:, 2],
+                scale * force[:, 3],
+                color="red",
+                angles="xy",
+                scale_units="xy",
+                scale=1,
+                width=0.004,
+                label="-R",
+            )
+            ax.axhline(0, color="0.85", lw=0.5)
+            ax.axvline(0, color="0.85", lw=0.5)
+            ax.set_title(f"layer {layer}: {'data points' if view == 'rows' else 'neurons'}")
+            ax.legend(frameon=False, fontsize=6)
+    path = folder / "l2_forces.png"
     save(fig, path)
     return [path]

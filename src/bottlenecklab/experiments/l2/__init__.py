@@ -1,6 +1,7 @@
 """Experiments of paper 004 (L2-regularized networks: reformulations, forces, sparsity)."""
 
 from bottlenecklab.experiments.l2 import (
+    attraction_repulsion,
     bipartite_sparsity,
     counterexample,
     one_dim_pruning,
@@ -12,6 +13,7 @@ EXPERIMENTS = (
     counterexample.EXPERIMENT,
     one_dim_pruning.EXPERIMENT,
     bipartite_sparsity.EXPERIMENT,
+    attraction_repulsion.EXPERIMENT,
 )
 
 __all__ = ["EXPERIMENTS"]
