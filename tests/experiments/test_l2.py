@@ -19,6 +19,9 @@ NAMES = [
     "l2/counterexample",
     "l2/one-dim-pruning",
     "l2/bipartite-sparsity",
+    "l2/attraction-repulsion",
+    "l2/width-plateau",
+    "l2/width-plateau-digits",
 ]
 
 
@@ -245,6 +248,118 @@ def test_bipartite_untrained_fails(smoke_record):
     verdict = {c.id: c.passed for c in record.claims}
     assert verdict["remark23"]
     assert not verdict["wide-optimum"] and not verdict["pairs"]
+
+
+# ---------------------------------------------------------------- attraction-repulsion
+
+AR = "l2/attraction-repulsion"
+AR_GOOD = {
+    "grad_norm": 1e-5,
+    "cos_layer1": -0.999,
+    "cos_layer2": -0.998,
+    "rays_layer1": 3.0,
+    "rays_layer2": 3.0,
+    "centroid_accuracy_layer1": 0.9,
+    "centroid_accuracy_layer2": 1.0,
+    "residual_layer1": 0.01,
+    "residual_layer2": 0.01,
+    "residual10_layer1": 0.01,
+    "residual10_layer2": 0.01,
+    "merged_layer1": 5.0,
+    "merged_layer2": 4.0,
+    "rank_K_layer1": 5.0,
+    "rank_K_layer2": 4.0,
+}
+
+
+@pytest.mark.parametrize(
+    "key, value, failing",
+    [
+        ("cos_layer1", -0.5, {"balance-layer1"}),
+        ("cos_layer2", 0.1, {"balance-layer2"}),
+        ("rays_layer1", 7.0, {"rays-layer1"}),
+        ("centroid_accuracy_layer2", 0.95, {"cluster"}),
+        (
+            "grad_norm",
+            0.1,
+            {"balance-layer1", "balance-layer2", "rays-layer1", "rays-layer2", "cluster"},
+        ),
+    ],
+)
+def test_forces_claims_fail_on_crafted(key, value, failing):
+    cfg = resolve_config(get(AR), "quick")
+    assert all(_verdicts(AR, cfg, [_result(Measurement(scalars=AR_GOOD))]).values())
+    verdict = _verdicts(AR, cfg, [_result(Measurement(scalars={**AR_GOOD, key: value}))])
+    assert {k for k, v in verdict.items() if not v} == failing
+
+
+def test_forces_untrained_fails(smoke_record):
+    """The smoke run (100 GD steps) is unconverged: every claim fails."""
+    _, _, _, record = smoke_record(AR)
+    assert not any(c.passed for c in record.claims)
+    assert len(record.claims) == 5
+
+
+def test_forces_views_table(smoke_record):
+    _, cfg, _, record = smoke_record(AR)
+    rows = record.points[0].tables["views"]
+    assert {r["view"] for r in rows} == {"rows", "columns"}
+    assert {r["layer"] for r in rows} == {1, 2}
+
+
+# ---------------------------------------------------------------- width plateaus
+
+WP = "l2/width-plateau"
+WPD = "l2/width-plateau-digits"
+
+
+def _wp_points(values: dict[int, float], grad: float = 1e-4, lam: float | None = None):
+    out = []
+    for seed, bump in ((0, 0.0), (1, 0.01)):
+        for w, v in values.items():
+            s = {
+                "width": float(w),
+                "loss": v * (1 + bump),
+                "test_cost": 2 * v,
+                "grad_norm": grad,
+                "merged_min": 5.0,
+                "merged_max": 8.0,
+            }
+            point = {"model.width": w, "seed": seed}
+            if lam is not None:
+                point["train.lam"] = lam
+            out.append(_result(Measurement(scalars=s), point))
+    return out
+
+
+WP_GOOD = {2: 1.0, 4: 0.5, 6: 0.3, 8: 0.2, 10: 0.12, 12: 0.105, 16: 0.1, 24: 0.1, 32: 0.1}
+EARLY = {4: 0.1, 6: 0.1, 8: 0.1, 10: 0.1, 12: 0.1}
+
+
+@pytest.mark.parametrize(
+    "change, failing",
+    [
+        ({}, set()),
+        ({24: 0.105}, {"non-increasing"}),  # a 5 % rise
+        ({6: 0.1, 8: 0.1, 10: 0.1, 12: 0.1}, set()),  # plateau from 6: in [5, 20]
+        (EARLY, {"plateau"}),  # plateau from 4: too early
+        ({24: 0.5, 32: 0.09}, {"non-increasing", "plateau"}),
+    ],
+)
+def test_plateau_claims_crafted(change, failing):
+    cfg = resolve_config(get(WP), "quick")
+    verdict = _verdicts(WP, cfg, _wp_points({**WP_GOOD, **change}))
+    assert {k for k, v in verdict.items() if not v} == failing
+
+
+def test_plateau_claims_gated_and_per_lam():
+    cfg = resolve_config(get(WPD), "quick")
+    pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points({**WP_GOOD, **EARLY}, lam=1e-4)
+    verdict = _verdicts(WPD, cfg, pts)
+    assert {k for k, v in verdict.items() if not v} == {"plateau(lam=0.0001)"}
+    assert not any(
+        _verdicts(WP, resolve_config(get(WP), "quick"), _wp_points(WP_GOOD, grad=1.0)).values()
+    )
 
 
 # ---------------------------------------------------------------- quick presets

@@ -6,6 +6,8 @@ from bottlenecklab.experiments.l2 import (
     counterexample,
     one_dim_pruning,
     reformulation,
+    width_plateau,
+    width_plateau_digits,
 )
 
 EXPERIMENTS = (
@@ -14,6 +16,8 @@ EXPERIMENTS = (
     one_dim_pruning.EXPERIMENT,
     bipartite_sparsity.EXPERIMENT,
     attraction_repulsion.EXPERIMENT,
+    width_plateau.EXPERIMENT,
+    width_plateau_digits.EXPERIMENT,
 )
 
 __all__ = ["EXPERIMENTS"]
