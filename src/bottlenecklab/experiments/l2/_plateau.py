@@ -26,7 +26,7 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
     _, merged = M.merge_neurons(net, X)
     scalars = {
         "width": float(net.weights[0].shape[0]),
-        "loss": c["train_cost"] + lam * float(net.param_norm_sq()),
+        "loss": c["train_cost"] + lam * float(net.param_norm_sq().detach()),
         "train_cost": c["train_cost"],
         "test_cost": c["test_cost"],
         "grad_norm": M.loss_grad_norm(net, X, Y, lam, cost=cost),
