@@ -16,7 +16,10 @@ Scalars: `alive_before` (neurons active at some training point with `a != 0`),
 comparison), `output_change` (max over training points), `norm_before`, `norm_after`,
 `train_cost`, `loss`, `grad_norm`.
 
-Measured (quick preset, 2026-11-24): filled in after the run.
+Measured (quick preset, 2026-11-24, 3/3 claims pass; 15 s wall, 6 s CPU, on 2 shared
+cores): 199 alive neurons -> 10 after pruning (bound 4N = 40; cosine merging alone leaves
+20); training outputs change by 5.6e-16 (<= 1e-9); `||theta||^2` 21.75 -> 20.69; train
+cost 1.8e-3, gradient norm 2.9e-3 (report-only: the claims hold for any weights).
 """
 
 from __future__ import annotations
