@@ -166,7 +166,7 @@ def l2_forces(record: RunRecord, folder: Path) -> list[Path]:
             scale = 0.15 * span / max(np.abs(force).max(), 1e-300)
             if view == "rows":
                 for c in np.unique(lab):
-                    ax.plot(x[lab == c], y[lab == c], "o", ms=3, label=f"class {c}")
+                    ax.plot(x[lab == c], y[lab == c], "o", ms=3, label=f"digit {c}")
             else:
                 ax.plot(x[lab == 1], y[lab == 1], "o", ms=3, color="k", label="neurons")
                 ax.plot(x[lab == 0], y[lab == 0], "o", ms=2, color="0.7", label="dead")

@@ -13,8 +13,9 @@ cluster by digit (2-D nearest-centroid accuracy 1), and the active neurons lie o
 rays (grouped at cosine > 0.98; 004 shows 3). Claims are gated on the gradient norm of the
 regularized loss (`max_grad_norm`).
 
-Tables: `views` `{"layer", "view": "rows" | "columns", "index", "label", "x", "y", "ax",
-"ay", "rx", "ry"}` (coordinates and the projected `-A`, `-R`).
+Tables: `views` `{"layer", "view": "rows" | "columns", "index", "label" (the digit of a
+point; 1 for an alive neuron, 0 for a dead one), "x", "y", "ax", "ay", "rx", "ry"}`
+(coordinates and the projected `-A`, `-R`).
 
 Measured (quick preset, 2026-11-24): filled in after the run.
 """
@@ -76,6 +77,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     X = torch.as_tensor(data.x_train, dtype=torch.float64)
     Y = torch.as_tensor(data.y_train, dtype=torch.float64)
     labels = Y.argmax(dim=1)
+    digits = cfg.task.classes or tuple(range(10))  # column -> digit, for the views
     lam = cfg.train.lam
     net = M.float64_copy(model)
     F = M.forces(net, X, lam, cfg.ridge)
@@ -106,7 +108,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
                     "layer": l,
                     "view": "rows",
                     "index": i,
-                    "label": int(labels[i]),
+                    "label": digits[int(labels[i])],
                     "x": float(p[0]),
                     "y": float(p[1]),
                     "ax": float(a[0]),
