@@ -17,7 +17,27 @@ Tables: `views` `{"layer", "view": "rows" | "columns", "index", "label" (the dig
 point; 1 for an alive neuron, 0 for a dead one), "x", "y", "ax", "ay", "rx", "ry"}`
 (coordinates and the projected `-A`, `-R`).
 
-Measured (quick preset, 2026-11-24): filled in after the run.
+Quick preset vs the spec's starting point: plain GD (lr 0.05, 20k steps, float64) left
+the loss still falling at gradient norm 4.0e-3 (layer ranks 37 and 20, 42 and 30 rays, so
+no claim could be judged); Adam 2k + L-BFGS 1500 reaches 2e-4. Pilot (same optimizer):
+lam = 1e-2: gradient norm 3.3e-3 (not converged), rays 9 / 3, cosines -0.62 / -0.62;
+lam = 3e-3: 3e-4, rays 12 / 3, cosines -0.65 / -0.62, layer-2 centroid accuracy 0.95;
+lam = 1e-3 (kept, the spec's): below.
+
+Measured (quick preset, 2026-11-24, 2/5 claims pass; 2 min 13 s wall, 16 s CPU, on 2
+shared cores): gradient norm 2e-4 (gate 1e-3), train accuracy 1. `rays-layer2` 4 (<= 6;
+merged count 9, Rank K_2 = 3) and `cluster` 1.0 (layer 1: 0.881) PASS. FAILING:
+`balance-layer1` cosine -0.688 (residual `||A+R||/||A||` 0.73 at eps, 0.78 at 10 eps),
+`balance-layer2` -0.548 (0.95, 0.72), `rays-layer1` 10 > 6 (merged 35, Rank K_1 = 6).
+Diagnosis of the balance (checked at lam = 3e-3, gradient norm 5e-4): the attraction is
+exactly the projected back-propagated gradient, cos(A_1, -P g_1) = 0.99997 (`P` the
+projector on the columns of `Zs_0`, `g_1` the gradient of the loss in `Z_1`), but
+cos(R_1, g_1) = 0.65: at a weight-space critical point `g_{l+1}` has components outside
+the column space of the rank-deficient `Zs_l` (numerical ranks 34 and 17 of N = 42),
+which `R_l` (built from `K_{l+1}`, inside that space) does not see. The spec's "sum is
+zero at a critical point as eps -> 0" holds for an unconstrained critical point of `L^r`,
+not for the constrained one weight-space training reaches; the claim stays as specified
+and fails.
 """
 
 from __future__ import annotations
