@@ -9,7 +9,17 @@ non-increasing in width (Prop 6) and reaches a plateau (Prop 7, Cor 9; 004: "aro
 Claims: best-of-seeds train loss non-increasing within 2 %, plateau start (tol 0.1) in
 `[5, 20]`, gated on the largest gradient norm of the best runs.
 
-Measured (quick preset, 2026-11-24): filled in after the run.
+Measured (quick preset = the spec's starting point, 2026-11-24, 0/2 claims pass; 10 min
+41 s wall, 2 min 0 s CPU, at load ~13 on 2 shared cores). Best-of-3-seeds loss (with L2)
+per width 2, 4, 6, 8, 10, 12, 16, 24, 32: 6.62, 3.32, 2.54, 1.06, 0.147, 0.830, 0.409,
+0.339, 0.188 (test data cost of the best: 7.59, 4.51, 5.39, 2.01, 0.302, 2.73, 2.25,
+4.04, 6.29); plateau start (tol 0.1) 10, in [5, 20], but the loss rises after width 10 and
+neither claim counts: FAILING, not converged (gradient norms 0.05-0.55 after Adam 3k +
+GD 2k; gate 1e-2). The width-10 seed-1 run found a far better point (0.147) than every
+wider run: the wide nets are unconverged, not worse. A float64 pilot with Adam 3k +
+L-BFGS 1500 (seed 0) reaches 0.034 at width 10 (gradient norm 3.8e-2) and 0.088 at
+width 32 (3.0e-2), still falling: at lam = 1e-4 on this teacher the quick budget does not
+reach the minima; much longer training (or a larger lam) is needed, not a looser gate.
 """
 
 from __future__ import annotations
