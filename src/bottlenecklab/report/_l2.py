@@ -98,23 +98,26 @@ def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
     return [path]
 
 
-def _width_panel(ax, points, key: str, style: str, label: str, color: str) -> None:
-    """Per-seed dots of `scalars[key]` against the width, and the best per width as a line."""
+def _width_panel(ax, points, key: str, style: str, label: str, color: str, by: str) -> None:
+    """Per-seed dots of `scalars[key]` against the width, and a line through the value of
+    the run with the smallest `scalars[by]` per width (the best-of-seeds run)."""
     xs = [float(p.point.get("model.width", p.scalars.get("width", np.nan))) for p in points]
     ys = [float(p.scalars.get(key, np.nan)) for p in points]
+    sel = [float(p.scalars.get(by, np.nan)) for p in points]
     ax.plot(xs, ys, "o", color=color, ms=3, alpha=0.6)
-    best: dict[float, float] = {}
-    for x, y in zip(xs, ys):
-        if np.isfinite(y):
-            best[x] = min(best.get(x, np.inf), y)
+    best: dict[float, tuple[float, float]] = {}
+    for x, y, b in zip(xs, ys, sel):
+        if np.isfinite(b) and (x not in best or b < best[x][0]):
+            best[x] = (b, y)
     w = sorted(best)
-    ax.plot(w, [best[x] for x in w], style, color=color, lw=1.2, label=label)
+    ax.plot(w, [best[x][1] for x in w], style, color=color, lw=1.2, label=label)
 
 
 def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
     """004 Fig 2: loss with regularizer (full line, best over seeds; a dot per seed) and the
-    test data cost (dashed) against the width; one panel per `train.lam` of the grid. The
-    bipartite experiment plots `loss / lam` with the derived wide optimum."""
+    test data cost (dashed, of the best-loss run) against the width; one panel per
+    `train.lam` of the grid. The bipartite experiment plots `loss / lam` with the derived
+    wide optimum."""
     points = [p for p in record.points if p.status == "done"]
     if not points:
         return []
@@ -123,14 +126,14 @@ def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
     for ax, lam in zip(axes[0], lams):
         sel = [p for p in points if p.point.get("train.lam") == lam]
         if "loss_over_lam" in sel[0].scalars:
-            _width_panel(ax, sel, "loss_over_lam", "-", "best loss / lam", "C0")
+            _width_panel(ax, sel, "loss_over_lam", "-", "best loss / lam", "C0", "loss_over_lam")
             ref = sel[0].scalars.get("wide_optimum")
             if ref is not None and np.isfinite(ref):
                 ax.axhline(ref, color="k", ls=":", lw=0.8, label="N^2 - lam N (N-1)")
             ax.set_ylabel("loss / lam")
         else:
-            _width_panel(ax, sel, "loss", "-", "train loss (with L2)", "C0")
-            _width_panel(ax, sel, "test_cost", "--", "test data cost", "C1")
+            _width_panel(ax, sel, "loss", "-", "train loss (with L2), best seed", "C0", "loss")
+            _width_panel(ax, sel, "test_cost", "--", "test data cost of that run", "C1", "loss")
             ax.set_yscale("log")
             ax.set_ylabel("loss")
         ax.set_xscale("log", base=2)
