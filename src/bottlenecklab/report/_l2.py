@@ -98,11 +98,13 @@ def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
     return [path]
 
 
-def _width_panel(ax, points, key: str, style: str, label: str, color: str, by: str) -> None:
+def _width_panel(
+    ax, points, key: str, style: str, label: str, color: str, by: str, offset: float = 0.0
+) -> None:
     """Per-seed dots of `scalars[key]` against the width, and a line through the value of
     the run with the smallest `scalars[by]` per width (the best-of-seeds run)."""
     xs = [float(p.point.get("model.width", p.scalars.get("width", np.nan))) for p in points]
-    ys = [float(p.scalars.get(key, np.nan)) for p in points]
+    ys = [float(p.scalars.get(key, np.nan)) - offset for p in points]
     sel = [float(p.scalars.get(by, np.nan)) for p in points]
     ax.plot(xs, ys, "o", color=color, ms=3, alpha=0.6)
     best: dict[float, tuple[float, float]] = {}
@@ -126,11 +128,19 @@ def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
     for ax, lam in zip(axes[0], lams):
         sel = [p for p in points if p.point.get("train.lam") == lam]
         if "loss_over_lam" in sel[0].scalars:
-            _width_panel(ax, sel, "loss_over_lam", "-", "best loss / lam", "C0", "loss_over_lam")
-            ref = sel[0].scalars.get("wide_optimum")
-            if ref is not None and np.isfinite(ref):
-                ax.axhline(ref, color="k", ls=":", lw=0.8, label="N^2 - lam N (N-1)")
-            ax.set_ylabel("loss / lam")
+            ref = float(sel[0].scalars.get("wide_optimum", 0.0))
+            _width_panel(
+                ax,
+                sel,
+                "loss_over_lam",
+                "-",
+                "best loss / lam - (N^2 - lam N (N-1))",
+                "C0",
+                "loss_over_lam",
+                offset=ref,
+            )
+            ax.set_yscale("log")
+            ax.set_ylabel(f"loss / lam - {ref:.4g}")
         else:
             _width_panel(ax, sel, "loss", "-", "train loss (with L2), best seed", "C0", "loss")
             _width_panel(ax, sel, "test_cost", "--", "test data cost of that run", "C1", "loss")
