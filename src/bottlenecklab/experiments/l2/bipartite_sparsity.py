@@ -27,12 +27,13 @@ neurons, Rank K_1 = 7). Best loss / lam per width 4, 8, 12, 14, 16, 20, 32: 6039
 [16, 32]; width 8 in (64, 72]); merged neurons at the best runs 4, 8, 12, 14, 16, 20, 29.
 FAILING: `width-N`, `non-increasing` and `plateau` are not converged: 2000 L-BFGS steps
 leave gradient norms 1e-4 - 6e-4 at widths 8-16 (the gate is 1e-5; widths 20 and 32
-reach 2e-6 - 4e-6), so their best losses are upper bounds only. More L-BFGS steps at the
-middle widths do not help: a pilot at width 8 (seed 1) with 6000 L-BFGS steps keeps
-loss / lam at 64.67693 and the gradient norm at 2.9e-4 from step 1000 to 6000: L-BFGS
-has stopped on a minimum on a ReLU kink, where the (autograd) gradient norm cannot vanish.
-The gate should be a non-smooth stationarity measure there (e.g. the loss change over the
-last steps, or the minimal-norm subgradient); left as specified, so these claims fail.
+reach 2e-6 - 4e-6). More L-BFGS steps do not help: a pilot at width 8 (seed 1) with 6000
+steps keeps loss / lam at 64.67693 and the gradient norm at 2.9e-4 from step 1000 to 6000.
+Not resolved which of two causes: a minimum on a ReLU kink (`X = I`, so weights sit at
+exactly 0 pre-activation), where the autograd gradient norm cannot vanish, or torch's
+L-BFGS stopping tests (`tolerance_change = 1e-9`) ending every step early. The first
+would call for a non-smooth stationarity gate (loss change over the last steps, minimal-
+norm subgradient), the second for plain GD after L-BFGS; the gate is left as is.
 """
 
 from __future__ import annotations
