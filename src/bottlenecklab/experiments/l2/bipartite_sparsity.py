@@ -29,11 +29,11 @@ FAILING: `width-N`, `non-increasing` and `plateau` are not converged: 2000 L-BFG
 leave gradient norms 1e-4 - 6e-4 at widths 8-16 (the gate is 1e-5; widths 20 and 32
 reach 2e-6 - 4e-6). More L-BFGS steps do not help: a pilot at width 8 (seed 1) with 6000
 steps keeps loss / lam at 64.67693 and the gradient norm at 2.9e-4 from step 1000 to 6000.
-Not resolved which of two causes: a minimum on a ReLU kink (`X = I`, so weights sit at
-exactly 0 pre-activation), where the autograd gradient norm cannot vanish, or torch's
-L-BFGS stopping tests (`tolerance_change = 1e-9`) ending every step early. The first
-would call for a non-smooth stationarity gate (loss change over the last steps, minimal-
-norm subgradient), the second for plain GD after L-BFGS; the gate is left as is.
+It is torch's L-BFGS stopping tests ending every step early, not a minimum on a ReLU
+kink: plain GD (lr 0.5, backtracking) after 2000 L-BFGS steps lowers loss / lam to
+64.67152 and the gradient norm to 4.9e-5 in 3000 steps, still falling. The cure is a
+long GD phase after L-BFGS at the middle widths (not run: ~20 min wall at this load);
+the gate is left as is.
 """
 
 from __future__ import annotations
