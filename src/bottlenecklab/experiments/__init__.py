@@ -6,7 +6,7 @@ machinery (`bottlenecklab.sweeps`) with `run_point`, the one science run functio
 measure one config into a run folder); `run_sweep_spec` does the same for sweep files.
 """
 
-from bottlenecklab.experiments import depth_rank, leaky_resnet, saddles, talk
+from bottlenecklab.experiments import depth_rank, l2, leaky_resnet, saddles, talk
 from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
 from bottlenecklab.experiments._run_point import point_result, run_point
@@ -29,6 +29,8 @@ for _exp in talk.EXPERIMENTS:
 for _exp in depth_rank.EXPERIMENTS:
     register(_exp)
 for _exp in saddles.EXPERIMENTS:
+    register(_exp)
+for _exp in l2.EXPERIMENTS:
     register(_exp)
 
 __all__ = [

@@ -8,6 +8,7 @@ from pathlib import Path
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.report import (
     _depth_rank,
+    _l2,
     _leaky_resnet,
     _leaky_resnet_discretization,
     _leaky_resnet_theory,
@@ -41,6 +42,11 @@ FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
     "escape_vs_depth": _saddles.escape_vs_depth,
     "plateau_time": _saddles.plateau_time,
     "mnist_plateaus": _saddles.mnist_plateaus,
+    "l2_reformulation": _l2.l2_reformulation,
+    "l2_counterexample": _l2.l2_counterexample,
+    "l2_one_dim_pruning": _l2.l2_one_dim_pruning,
+    "l2_width_plateau": _l2.l2_width_plateau,
+    "l2_forces": _l2.l2_forces,
 }
 
 

@@ -18,6 +18,7 @@ from bottlenecklab.tasks._idx import (
     read_idx,
     scalar_standardize,
 )
+from bottlenecklab.tasks._l2_tasks import BipartiteTask, DigitsTask, ReluTeacherTask, SineTask
 from bottlenecklab.tasks._latent_teacher import LatentTeacherConfig, latent_teacher
 from bottlenecklab.tasks._linear_teacher import (
     LinearTeacherConfig,
@@ -35,6 +36,7 @@ from bottlenecklab.tasks._symmetry_dynamics import (
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
+    "BipartiteTask",
     "COSTS",
     "MNIST_FILES",
     "BallGravityConfig",
@@ -44,6 +46,9 @@ __all__ = [
     "LatentTeacherConfig",
     "LinearTeacherConfig",
     "RadialCompositionConfig",
+    "DigitsTask",
+    "ReluTeacherTask",
+    "SineTask",
     "Standardizer",
     "SymmetryDynamicsConfig",
     "TeacherConfig",

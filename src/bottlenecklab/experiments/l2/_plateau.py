@@ -1,0 +1,89 @@
+"""Measurement and claims shared by the width-plateau experiments (paper 004, Fig 2)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from bottlenecklab import measure as M
+from bottlenecklab.experiments._claims import gated, in_range, non_decreasing, unmeasured
+from bottlenecklab.experiments._spec import Claim, Measurement, PointResult
+
+__all__ = ["plateau_claims", "plateau_measure"]
+
+
+def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
+    """Train loss with the regularizer, train and test data costs, gradient norm, merged
+    neuron counts (float64 copy)."""
+    cost = cfg.train.cost
+    c = M.costs(model, data, cost)
+    net = M.float64_copy(model)
+    lam = cfg.train.lam
+    X = torch.as_tensor(data.x_train, dtype=torch.float64)
+    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
+    _, merged = M.merge_neurons(net, X)
+    scalars = {
+        "width": float(net.weights[0].shape[0]),
+        "loss": c["train_cost"] + lam * float(net.param_norm_sq().detach()),
+        "train_cost": c["train_cost"],
+        "test_cost": c["test_cost"],
+        "grad_norm": M.loss_grad_norm(net, X, Y, lam, cost=cost),
+        "merged_min": float(min(merged)),
+        "merged_max": float(max(merged)),
+    }
+    return Measurement(scalars=scalars)
+
+
+def plateau_claims(cfg: Any, results: list[PointResult], source: str) -> list[Claim]:
+    """Per `train.lam` of the grid (or the config's): best-of-seeds loss non-increasing in
+    width within `trend_tol` (relative), plateau start in `plateau_range`; both gated on the
+    largest gradient norm over the best runs (`max_grad_norm`)."""
+    lams = sorted({r.point.get("train.lam", cfg.train.lam) for r in results})
+    out = []
+    for lam in lams:
+        sel = [r for r in results if r.point.get("train.lam", cfg.train.lam) == lam]
+        tag = f" (lam = {lam:g})" if len(lams) > 1 else ""
+        ids = (f"non-increasing{tag.replace(' ', '')}", f"plateau{tag.replace(' ', '')}")
+        done = [r for r in sel if r.status == "done"]
+        if len(done) < len(sel) or not done:
+            why = f"{len(sel) - len(done)} of {len(sel)} trainings diverged"
+            out += [unmeasured(i, source, "see spec", "see spec", why) for i in ids]
+            continue
+        rows = [
+            {"width": r.point.get("model.width", r.scalars["width"]), **r.scalars} for r in done
+        ]
+        widths, best = M.best_per_width(rows, "loss")
+        best_rows: dict[float, dict] = {}
+        for r in rows:
+            w = float(r["width"])
+            if w not in best_rows or r["loss"] < best_rows[w]["loss"]:
+                best_rows[w] = r
+        grad = max(float(r["grad_norm"]) for r in best_rows.values())
+        start = M.plateau_start(widths, best, cfg.plateau_tol)
+        lo, hi = cfg.plateau_range
+        # relative steps: log of the best loss, non-increasing in width within log(1 + tol)
+        logs = [math.log(b) if b > 0 else math.nan for b in reversed(best)]
+        trend = non_decreasing(
+            ids[0],
+            source,
+            f"best-of-seeds train loss (with L2) is non-increasing in width within "
+            f"{cfg.trend_tol:.0%}{tag}: log best loss, widest first "
+            f"({', '.join(f'{w:g}' for w in reversed(widths))})",
+            logs,
+            tol=math.log1p(cfg.trend_tol),
+        )
+        plateau = in_range(
+            ids[1],
+            source,
+            f"plateau start: first width with best loss <= (1 + {cfg.plateau_tol:g}) min{tag} "
+            f"(merged neurons at the widest: {best_rows[widths[-1]]['merged_max']:g})",
+            start,
+            lo,
+            hi,
+        )
+        out += [
+            gated(c, grad, cfg.max_grad_norm, "largest gradient norm") for c in (trend, plateau)
+        ]
+    return out

@@ -1,0 +1,222 @@
+"""`l2/counterexample` — paper 004, Prop 19, App C.1 (closed forms; two tiny GD runs).
+
+    bottlenecklab run l2/counterexample --preset quick
+
+A width-2 ReLU net, `X = (1, -1)^T`, `Y = (1, 1)^T`, no bias, summed cost `||Y - Y_hat||^2`
+plus `lam ||W||^2` (spec Decision). The family `W_1 = W_2 = (a_1, a_2)`, `a_i > 0`,
+`a_1^2 + a_2^2 = 1 - lam` are local minima of value `1 + 2 lam - lam^2`; the global minimum
+`W_1 = (a, -a)`, `W_2 = (a, a)` has `4 lam - 2 lam^2`. The family point at `angle` is
+checked against random perturbations of size `perturbation`; from the family's end point
+`a_2 = 0`, the `+eps` path `W_1 = (a, -eps)`, `W_2 = (a, +eps)` lowers the loss by
+`2 (1 - lam) eps^2 - eps^4` (004 prints `-eps`, which raises it; `escape_sign = -1`
+reproduces the misprint and fails the claim). Report-only: plain GD (lr 0.05) from a
+family start and from a global start (spec quick preset), whose end losses should be the
+two values (GD on the summed loss at `lam` is GD on the mean loss at `lam / 2` with the
+step doubled, which is what the trainer runs).
+
+Scalars: `family_error`, `global_error` (largest `|loss - value|`), `perturbation_min`
+(smallest loss change), `escape_error` (largest relative error of the path's `Delta L`),
+`gd_family_loss`, `gd_global_loss`.
+
+Measured (quick preset, 2026-11-24, 4/4 claims pass; 19 s wall, 6 s CPU, on 2 shared
+cores): `family-value` and `global-value` errors 0.0 (<= 1e-10; 1.19 and 0.38 at
+lam = 0.1); `family-local-min` smallest change +6.2e-10 over 20 000 perturbations
+(>= -1e-12); `escape-path` 8.2e-11 (<= 1e-6). GD (report-only) ends at 1.19 from the
+family start and 0.38 from the global start. Wrong inputs fail (`tests/experiments/
+test_l2.py`): 004's printed `-eps` (escape-path) and the end point `a_2 = 0`
+(family-local-min: the escape direction lowers the loss).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from bottlenecklab import theory
+from bottlenecklab.experiments._claims import at_least, at_most
+from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.models import FCNNConfig
+from bottlenecklab.tasks import Dataset
+from bottlenecklab.training import PhaseConfig, TrainConfig, train
+
+SOURCE = "004 Prop 19"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Prop 19 at `lam`.
+
+    Args:
+        lam: `lambda`; angles: family points checked for the value; angle: the family point
+            perturbed; perturbations, perturbation: how many random perturbations of which
+            size (Gaussian, per entry); epsilons: steps of the escape path; escape_sign:
+            sign of `eps` on `W_2` (`+1` the spec, `-1` 004's misprint).
+        value_tol, perturbation_tol, escape_tol: the claims' tolerances (spec table).
+        gd_steps, gd_lr: the report-only GD runs; family_start, global_start:
+            `(W_1, W_2)` starts, each `(w_1, w_2, v_1, v_2)`.
+    """
+
+    lam: float = 0.1
+    angles: tuple[float, ...] = (0.2, 0.5, 0.785, 1.1, 1.4)
+    angle: float = 0.7
+    perturbations: int = 20_000
+    perturbation: float = 1e-3
+    epsilons: tuple[float, ...] = (1e-2, 1e-3)
+    escape_sign: float = 1.0
+    value_tol: float = 1e-10
+    perturbation_tol: float = 1e-12
+    escape_tol: float = 1e-6
+    gd_steps: int = 4000
+    gd_lr: float = 0.05
+    family_start: tuple[float, ...] = (0.5, 0.6, 0.4, 0.7)
+    global_start: tuple[float, ...] = (0.5, -0.6, 0.4, 0.7)
+    seed: int = 0
+
+
+def _gd(cfg: Config, start: tuple[float, ...]) -> float:
+    """Summed-loss GD from `start`, run as mean-cost GD at `lam / 2` with step `2 lr`."""
+    X, Y = np.array([[1.0], [-1.0]]), np.array([[1.0], [1.0]])
+    net = FCNNConfig(depth=2, width=2, bias_scale=0.0).build(1, 1, dtype=torch.float64)
+    with torch.no_grad():
+        net.weights[0].copy_(torch.tensor(start[:2], dtype=torch.float64)[:, None])
+        net.weights[1].copy_(torch.tensor(start[2:], dtype=torch.float64)[None, :])
+    tc = TrainConfig(
+        lam=cfg.lam / 2,
+        phases=(PhaseConfig("sgd", cfg.gd_steps, 2 * cfg.gd_lr),),
+        dtype="float64",
+        log_every=max(1, cfg.gd_steps),
+    )
+    train(net, Dataset(X, Y, X, Y), tc, progress=False)
+    W1, W2 = net.weights[0].detach()[:, 0], net.weights[1].detach()[0]
+    return float(theory.counterexample_loss(W1, W2, cfg.lam))
+
+
+def measure(model: None, data: None, cfg: Config) -> Measurement:
+    """Values, perturbations, escape path (tables `escape`: the claimed steps; `curve`:
+    `{"eps", "sign", "delta"}` along both signs) and the two GD runs."""
+    lam = cfg.lam
+    fam, glob = theory.counterexample_values(lam)
+    fam_err = max(
+        abs(float(theory.counterexample_loss(*theory.counterexample_weights(lam, a), lam)) - fam)
+        for a in cfg.angles
+    )
+    Wg = theory.counterexample_weights(lam, kind="global")
+    glob_err = abs(float(theory.counterexample_loss(*Wg, lam)) - glob)
+    W1, W2 = theory.counterexample_weights(lam, cfg.angle)
+    base = theory.counterexample_loss(W1, W2, lam)
+    g = torch.Generator().manual_seed(cfg.seed)
+    d = cfg.perturbation * torch.randn(cfg.perturbations, 4, generator=g, dtype=torch.float64)
+    change = theory.counterexample_loss(W1 + d[:, :2], W2 + d[:, 2:], lam) - base
+    end = theory.counterexample_loss(*theory.counterexample_weights(lam, 0.0), lam)
+    rows = []
+    for eps in cfg.epsilons:
+        V1, V2 = theory.counterexample_weights(lam, kind="escape", eps=eps)
+        V2 = torch.tensor([float(V2[0]), cfg.escape_sign * eps], dtype=torch.float64)
+        dl = float(theory.counterexample_loss(V1, V2, lam) - end)
+        expect = -2 * (1 - lam) * eps**2 + eps**4
+        rows.append(
+            {
+                "eps": eps,
+                "delta": dl,
+                "expected": expect,
+                "rel_error": abs(dl - expect) / abs(expect),
+            }
+        )
+    curve = []
+    for eps in np.geomspace(1e-3, 0.5, 40):
+        V1, V2 = theory.counterexample_weights(lam, kind="escape", eps=float(eps))
+        for sign in (1.0, -1.0):
+            V2s = torch.tensor([float(V2[0]), sign * float(eps)], dtype=torch.float64)
+            curve.append(
+                {
+                    "eps": float(eps),
+                    "sign": sign,
+                    "delta": float(theory.counterexample_loss(V1, V2s, lam) - end),
+                }
+            )
+    scalars = {
+        "lam": lam,
+        "family_value": fam,
+        "global_value": glob,
+        "family_error": fam_err,
+        "global_error": glob_err,
+        "perturbation_min": float(change.min()),
+        "escape_error": max((r["rel_error"] for r in rows), default=math.nan),
+        "gd_family_loss": _gd(cfg, cfg.family_start),
+        "gd_global_loss": _gd(cfg, cfg.global_start),
+    }
+    return Measurement(scalars=scalars, tables={"escape": rows, "curve": curve})
+
+
+def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
+    """The spec table's three claims (the values split in two)."""
+    s = results[0].scalars
+
+    def get(key: str) -> float:
+        return float(s.get(key, math.nan))
+
+    fam, glob = theory.counterexample_values(cfg.lam)
+    eps = ", ".join(f"{e:g}" for e in cfg.epsilons)
+    return [
+        at_most(
+            "family-value",
+            SOURCE,
+            f"the family W_1 = W_2 = (a_1, a_2), a_1^2 + a_2^2 = 1 - lam has loss "
+            f"1 + 2 lam - lam^2 = {fam:.6g}: largest |error| over {len(cfg.angles)} points",
+            get("family_error"),
+            cfg.value_tol,
+        ),
+        at_most(
+            "global-value",
+            SOURCE,
+            f"W_1 = (a, -a), W_2 = (a, a), a^2 = 1 - lam has loss 4 lam - 2 lam^2 = "
+            f"{glob:.6g}: |error|",
+            get("global_error"),
+            cfg.value_tol,
+        ),
+        at_least(
+            "family-local-min",
+            SOURCE,
+            f"{cfg.perturbations} random perturbations of size {cfg.perturbation:g} of "
+            f"the family point at angle {cfg.angle:g}: smallest loss change",
+            get("perturbation_min"),
+            0.0,
+            tol=cfg.perturbation_tol,
+        ),
+        at_most(
+            "escape-path",
+            "004 App C.1",
+            f"the +eps path from a_2 = 0 changes the loss by -2(1 - lam) eps^2 + eps^4 "
+            f"(eps = {eps}): largest relative error",
+            get("escape_error"),
+            cfg.escape_tol,
+        ),
+    ]
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Seconds: fewer perturbations, short GD.
+    "smoke": {"perturbations": 500, "gd_steps": 50},
+    # The spec's quick preset (20k perturbations; GD 4k steps at lr 0.05).
+    "quick": {},
+    # Closed forms: the paper has no sizes; the quick ones.
+    "paper": {},
+}
+
+EXPERIMENT = Experiment(
+    name="l2/counterexample",
+    source=SOURCE,
+    title="Prop 19: a family of local minima of L that are no local minima of L^k",
+    config=Config(),
+    presets=PRESETS,
+    grid={},
+    measure=measure,
+    claims=claims,
+    figures=("l2_counterexample",),
+    trains=False,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,58 @@
+"""Views of a hidden representation for paper 004's Fig 1: uncentered 2-D PCA of data
+points and neurons, rays of neurons, nearest-centroid clustering."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["count_rays", "nearest_centroid_accuracy", "uncentered_pca"]
+
+
+def uncentered_pca(Z: torch.Tensor, view: str, k: int = 2) -> torch.Tensor:
+    """Projection basis of an uncentered PCA (SVD of `Z`, no mean removed, so rays through the
+    origin stay rays; spec `l2-sparsity.md`, Attraction and repulsion).
+
+    Args:
+        Z: `[N, n]`; view: `rows` (data points: the top right singular vectors, `[n, k]`;
+            coordinates `Z @ basis`) or `columns` (neurons: the top left singular vectors,
+            `[N, k]`; coordinates `Z.T @ basis`).
+    """
+    U, _, Vh = torch.linalg.svd(Z, full_matrices=False)
+    if view == "rows":
+        return Vh[:k].T
+    if view == "columns":
+        return U[:, :k]
+    raise ValueError(f"view must be rows or columns, got {view!r}")
+
+
+def count_rays(
+    Z: torch.Tensor, contribution: torch.Tensor, cosine: float = 0.98, dead_rel: float = 1e-4
+) -> int:
+    """Number of rays the active neurons lie on: columns of `Z` grouped greedily by cosine
+    `> cosine` to a group's first member; neurons whose `contribution` (`||w_i|| ||v_i||`) is
+    below `dead_rel` of the layer total, or whose column is zero, are excluded (spec).
+
+    Args:
+        Z: pre-activations `[N, n]`; contribution: `[n]`, non-negative.
+    """
+    alive = (contribution >= dead_rel * contribution.sum()) & (Z.norm(dim=0) > 0)
+    cols = Z[:, alive]
+    unit = cols / cols.norm(dim=0, keepdim=True)
+    reps: list[torch.Tensor] = []
+    for i in range(unit.shape[1]):
+        if not any(float(unit[:, i] @ r) > cosine for r in reps):
+            reps.append(unit[:, i])
+    return len(reps)
+
+
+def nearest_centroid_accuracy(P: torch.Tensor, labels: torch.Tensor) -> float:
+    """Fraction of points whose nearest class centroid (Euclidean, in `P`'s coordinates) is
+    their own class's.
+
+    Args:
+        P: `[N, k]` coordinates; labels: `[N]` integers.
+    """
+    classes = torch.unique(labels)
+    cents = torch.stack([P[labels == c].mean(0) for c in classes])  # [C, k]
+    pred = classes[torch.cdist(P, cents).argmin(dim=1)]
+    return float((pred == labels).double().mean())

@@ -1,0 +1,50 @@
+"""Fig 1 views: uncentered PCA keeps rays, ray counts, nearest-centroid accuracy; plateau
+helpers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from bottlenecklab import measure
+
+F64 = torch.float64
+
+
+def test_uncentered_pca_keeps_rays():
+    g = torch.Generator().manual_seed(0)
+    d = torch.randn(2, 5, generator=g, dtype=F64)
+    Z = torch.cat([c * d[0:1] for c in (1.0, 2.0, 3.0)] + [c * d[1:2] for c in (0.5, 4.0)])
+    P = Z @ measure.uncentered_pca(Z, "rows")  # [5, 2]
+    cos = (P[0] @ P[2]) / (P[0].norm() * P[2].norm())
+    assert float(cos) == pytest.approx(1.0, abs=1e-12)
+    assert measure.uncentered_pca(Z, "columns").shape == (5, 2)
+    with pytest.raises(ValueError):
+        measure.uncentered_pca(Z, "diagonal")
+
+
+def test_count_rays_groups_and_drops_dead():
+    g = torch.Generator().manual_seed(1)
+    base = torch.randn(6, 3, generator=g, dtype=F64)
+    Z = torch.cat([base, 2 * base, base[:, :1] * 3], dim=1)  # 3 rays, 7 neurons
+    contrib = torch.ones(7, dtype=F64)
+    assert measure.count_rays(Z, contrib) == 3
+    contrib[0] = contrib[3] = contrib[6] = 1e-9  # the first ray dead: 2 left
+    assert measure.count_rays(Z, contrib) == 2
+
+
+def test_nearest_centroid_accuracy():
+    P = torch.tensor([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]], dtype=F64)
+    assert measure.nearest_centroid_accuracy(P, torch.tensor([0, 0, 1, 1])) == 1.0
+    assert measure.nearest_centroid_accuracy(P, torch.tensor([0, 1, 0, 1])) < 1.0
+
+
+def test_plateau_start():
+    rows = [{"width": w, "v": v} for w, v in [(2, 5.0), (4, 3.0), (4, 2.5), (8, 2.0), (16, 2.0)]]
+    widths, best = measure.best_per_width(rows, "v")
+    assert widths == [2.0, 4.0, 8.0, 16.0] and best == [5.0, 2.5, 2.0, 2.0]
+    assert measure.plateau_start(widths, best, 0.1) == 8.0
+    assert measure.plateau_start(widths, best, 0.3) == 4.0
+    assert math.isnan(measure.plateau_start([], [], 0.1))
