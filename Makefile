@@ -1,5 +1,5 @@
 # Bottleneck Lab — the two commands of the README, and the benchmarks.
-#   make demo   creates .venv, installs, runs the flagship quick experiment, builds the report
+#   make demo   creates .venv, installs, runs one flagship quick experiment per paper, builds the report
 #   make test   creates .venv if needed, installs with dev extras, runs the test suite
 #   make test-slow  every quick preset, asserting all its claims pass (not in `make test`)
 #   make bench  speed benchmarks (never part of `make test`)
@@ -23,8 +23,11 @@ $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(PIP) -e '.[dev,ray]'
 	touch $@ $(VENV)/.installed
 
+# One flagship quick preset per source document (000, 001, 002, 003, 004), then the report.
+DEMO_ONLY ?= leaky-resnet/hamiltonian-vs-depth,fcnn/bottleneck-bounds,talk/kernel-vs-depth,saddle/circle-escape,l2/reformulation
+
 demo: $(VENV)/.installed
-	$(VENV)/bin/bottlenecklab reproduce --preset quick --only 'leaky-resnet/hamiltonian-vs-depth' --out $(DEMO_OUT)
+	$(VENV)/bin/bottlenecklab reproduce --preset quick --only '$(DEMO_ONLY)' --out $(DEMO_OUT)
 
 # The report test drives a real headless Chromium (Debian's chromium + chromium-driver).
 browser:

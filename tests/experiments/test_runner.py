@@ -21,7 +21,7 @@ from bottlenecklab.experiments import (
 )
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
-CLAIM_FIELDS = {"id", "source", "statement", "expected", "measured", "passed"}
+CLAIM_FIELDS = {"id", "source", "statement", "expected", "measured", "passed", "asserted"}
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
@@ -71,7 +71,7 @@ def test_claims_json_entries(smoke_run):
     assert claims and len(claims) == len(record.claims)
     for c in claims:
         assert set(c) == CLAIM_FIELDS
-        assert isinstance(c["passed"], bool)
+        assert isinstance(c["passed"], bool) and isinstance(c["asserted"], bool)
         assert c["source"].startswith("00")
         assert isinstance(c["expected"], str | int | float)
     assert len({c["id"] for c in claims}) == len(claims)
