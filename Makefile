@@ -37,7 +37,7 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; }
 
 test: $(VENV)/.installed-dev browser
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks tools
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
@@ -49,7 +49,7 @@ bench: $(VENV)/.installed-dev
 	$(PY) -m benchmarks
 
 lint: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks tools
 	$(VENV)/bin/ruff format --check src tests benchmarks
 
 clean:

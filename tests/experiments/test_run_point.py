@@ -37,12 +37,12 @@ seeds: 2
 """
 
 
-def _sweep(tmp_path, name, lr=0.01, extra=()):
+def _sweep(tmp_path, name, lr=0.01, extra=(), status=0):
     spec = tmp_path / f"{name}.yaml"
     spec.write_text(SPEC.format(lr=lr))
     out = tmp_path / name
     args = ["sweep", str(spec), "--out", str(out), "--jobs", "1", "--quiet", *extra]
-    assert main(args) == 0
+    assert main(args) == status
     rows = {r["run_id"]: r for r in read_rows(out / "summary.parquet")}
     return out, rows
 
@@ -103,11 +103,13 @@ def test_ensemble_sweep_equals_the_one_by_one_sweep(tmp_path, capsys):
 def test_failed_ensemble_leaves_its_runs_to_finish_alone(tmp_path):
     """A diverging Adam phase (lr 1e300 overflows float64) fails the ensemble; every run
     then diverges alone, as it would without the ensemble, and is recorded the same way."""
-    _, alone = _sweep(tmp_path, "alone", lr=1e300)
-    out, batched = _sweep(tmp_path, "batched", lr=1e300, extra=["--ensemble", "8"])
+    _, alone = _sweep(tmp_path, "alone", lr=1e300, status=1)  # diverged runs are FAILED
+    out, batched = _sweep(tmp_path, "batched", lr=1e300, extra=["--ensemble", "8"], status=1)
     assert "TrainingDiverged" in (out / "runs" / "batch-failures.log").read_text()
     for rid, row in alone.items():
         assert row["info.outcome"] == batched[rid]["info.outcome"] == "diverged"
+        assert row["status"] == batched[rid]["status"] == "FAILED"
+        assert row["error"].startswith("diverged: ")
         assert row["info.steps"] == batched[rid]["info.steps"]
 
 

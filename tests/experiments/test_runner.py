@@ -19,6 +19,7 @@ from bottlenecklab.experiments import (
     resolve_device,
     run_experiment,
 )
+from bottlenecklab.sweeps import FAILED, RunStore
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
 CLAIM_FIELDS = {"id", "source", "statement", "expected", "measured", "passed", "asserted"}
@@ -112,6 +113,16 @@ def test_diverged_training_is_reported_not_raised(tmp_path):
     assert [p.status for p in record.points] == ["diverged"]
     assert "loss became" in record.points[0].message
     assert record.claims and not any(c.passed for c in record.claims)
+    # the store records it FAILED with the reason, keeps the last good checkpoint, and a
+    # second call does not train it again (the divergence is deterministic)
+    store = RunStore(tmp_path / "run" / "points")
+    (rid,) = store.run_ids()
+    assert store.status(rid) == FAILED and store.error(rid).startswith("diverged: loss became")
+    assert store.checkpoint(rid).is_file() and store.finished(rid)
+    assert store.meta(rid)["attempts"] == 1
+    again = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False, resume=True)
+    assert [p.status for p in again.points] == ["diverged"]
+    assert store.meta(rid)["attempts"] == 1
 
 
 def test_overriding_a_swept_key_is_refused():

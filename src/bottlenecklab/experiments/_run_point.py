@@ -181,10 +181,12 @@ def point_result(
 ) -> PointResult:
     """A `PointResult` from its row of `summary.parquet` and its rows of the long tables.
 
-    A `FAILED` run becomes status `failed` with the error as message.
+    A run with a result keeps its outcome (`done`, `diverged`: the latter is stored
+    `FAILED` with its reason); a `FAILED` run without one becomes status `failed` with the
+    error as message.
     """
     scalars = {k[7:]: v for k, v in row.items() if k.startswith("metric.") and v is not None}
-    if row["status"] == "DONE":
+    if row.get("info.outcome"):
         status, message = row.get("info.outcome") or "done", row.get("info.message") or ""
     else:
         status, message = row["status"].lower(), row.get("error") or ""

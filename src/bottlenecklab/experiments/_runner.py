@@ -135,7 +135,7 @@ def check_resumable(out: Path, exp: Experiment, cfg: Any) -> None:
     store = RunStore(Path(out) / "points")
     found = False
     for req in point_requests(exp, cfg):
-        if store.status(req.run_id) == "DONE":
+        if store.finished(req.run_id):
             found = True
         elif store.checkpoint(req.run_id).exists():
             load_checkpoint(store.checkpoint(req.run_id))

@@ -39,7 +39,7 @@ def _batch_request(members: Sequence[RunRequest]) -> RunRequest:
 
 def _fresh(store: RunStore, request: RunRequest) -> bool:
     """Neither finished nor started: only such runs join a batch."""
-    return store.status(request.run_id) != DONE and not store.checkpoint(request.run_id).is_file()
+    return not store.finished(request.run_id) and not store.checkpoint(request.run_id).is_file()
 
 
 def execute_batch(batch_fn: BatchFunction, settings: Settings, batch: RunRequest) -> str:

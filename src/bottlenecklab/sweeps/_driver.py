@@ -127,7 +127,7 @@ def _run_sweep(
     unique = [r for r in requests if not (r.run_id in seen or seen.add(r.run_id))]
     for r in unique:
         store.write_request(r)
-    todo = [r for r in unique if store.status(r.run_id) != DONE]
+    todo = [r for r in unique if not store.finished(r.run_id)]
     report = SweepReport(total=len(unique), skipped=len(unique) - len(todo))
     prog = progress or Progress(len(unique), quiet=True)
     prog.total = len(unique)

@@ -98,12 +98,13 @@ def _now() -> str:
 def execute_run(run_fn: RunFunction, settings: Settings, request: RunRequest) -> str:
     """One attempt at `request` in the store under `settings.root`; returns its status.
 
-    Idempotent: a `DONE` run returns at once; a run with a checkpoint resumes from it.
+    Idempotent: a finished run (`RunStore.finished`) returns its status at once; a run
+    with a checkpoint resumes from it.
     """
     store = RunStore(settings.root)
     rid = request.run_id
-    if store.status(rid) == DONE:
-        return DONE
+    if store.finished(rid):
+        return store.status(rid) or DONE
     store.write_request(request)
     folder = store.folder(rid)
     checkpoint = store.checkpoint(rid)
@@ -141,5 +142,4 @@ def execute_run(run_fn: RunFunction, settings: Settings, request: RunRequest) ->
         store.write_failure(rid, traceback.format_exc())
         return FAILED
     store.update_meta(rid, finished=_now(), last_attempt_s=round(time.perf_counter() - t0, 3))
-    store.write_result(rid, result)
-    return DONE
+    return store.write_result(rid, result)

@@ -6,8 +6,13 @@
         status          DONE | FAILED | RUNNING (one word)
         metrics.csv     append-only, one row per logged step (never rewritten)
         checkpoint.pt   written by the run function (atomic); resumed from on a retry
-        result.json     final scalars and long tables (`RunResult`), once DONE
+        result.json     final scalars and long tables (`RunResult`), once finished
         traceback.txt   the error, once FAILED
+
+A run is *finished* when it is `DONE`, or `FAILED` with a result: its run function ended
+with an outcome other than `"done"` (e.g. training diverged: the result is measured on the
+last good state, the reason is in `traceback.txt`). Such a failure is deterministic, so it
+is not retried; a `FAILED` run without a result (an exception, a dead worker) is.
 
 Every file but `metrics.csv` is written atomically, so a crash leaves a readable folder.
 """
@@ -181,21 +186,38 @@ class RunStore:
         write_json(self.folder(run_id) / "meta.json", meta)
         return meta
 
-    def write_result(self, run_id: str, result: RunResult) -> None:
-        """Save the run's result, then mark it `DONE` (in that order)."""
+    def write_result(self, run_id: str, result: RunResult) -> str:
+        """Save the run's result, then mark it (in that order): `DONE`, or `FAILED` with
+        `"<outcome>: <message>"` as its error when `result.info["outcome"]` is not
+        `"done"` (e.g. `"diverged"`). Returns the status."""
         write_json(self.folder(run_id) / "result.json", asdict(result))
-        self.set_status(run_id, DONE)
+        outcome = str(result.info.get("outcome", "done"))
+        if outcome == "done":
+            self.set_status(run_id, DONE)
+            return DONE
+        reason = f"{outcome}: {result.info.get('message', '')}".rstrip(": ")
+        atomic_write(self.folder(run_id) / "traceback.txt", reason + "\n")
+        self.set_status(run_id, FAILED)
+        return FAILED
+
+    def finished(self, run_id: str) -> bool:
+        """`DONE`, or `FAILED` with a result (a deterministic outcome, never retried)."""
+        status = self.status(run_id)
+        return status == DONE or (
+            status == FAILED and (self.folder(run_id) / "result.json").is_file()
+        )
 
     def result(self, run_id: str) -> RunResult | None:
-        """The result of a `DONE` run, else `None`."""
+        """The result of a finished run, else `None`."""
         f = self.folder(run_id) / "result.json"
-        if self.status(run_id) != DONE or not f.is_file():
+        if not self.finished(run_id) or not f.is_file():
             return None
         return RunResult(**json.loads(f.read_text()))
 
     def write_failure(self, run_id: str, text: str) -> None:
-        """Save the traceback, then mark the run `FAILED`."""
+        """Save the traceback, then mark the run `FAILED` (no result: it will be retried)."""
         self.folder(run_id).mkdir(parents=True, exist_ok=True)
+        (self.folder(run_id) / "result.json").unlink(missing_ok=True)
         atomic_write(self.folder(run_id) / "traceback.txt", text)
         self.set_status(run_id, FAILED)
 
