@@ -42,9 +42,9 @@ EXPECTED = {
         ("circle_best_L2", "teacher_best_L2", "circle_thm31_c", "linear_max_rel_error"),
     ),
     "saddle/plateau-time": (
-        ("slope-L3", "tau-direction"),
+        ("slope-L3", "slope-first-L3", "tau-direction"),
         ("plateau_time",),
-        ("slope_L3", "tau_gap_max"),
+        ("slope_L3", "slope_first_L3", "tau_gap_max"),
     ),
     "saddle/mnist-plateaus": (
         ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
@@ -190,7 +190,7 @@ def test_cli_smoke_run(tmp_path):
 def _plateau_good(cfg):
     s = {"tau_gap_max": 1e-3, "tau_until_step": 100.0}
     for L, alphas in zip(cfg.depths, cfg.alphas):
-        s[f"slope_L{L}"] = 2.0 - L
+        s[f"slope_L{L}"] = s[f"slope_first_L{L}"] = 2.0 - L
         s[f"escaped_L{L}"] = float(len(alphas))
     return _result(s)
 
