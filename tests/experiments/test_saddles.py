@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import struct
 
+import numpy as np
 import pytest
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
     "saddle/circle-escape": (
@@ -39,9 +42,9 @@ EXPECTED = {
         ("circle_best_L2", "teacher_best_L2", "circle_thm31_c", "linear_max_rel_error"),
     ),
     "saddle/plateau-time": (
-        ("slope-L3", "tau-direction"),
+        ("slope-L3", "slope-first-L3", "tau-direction"),
         ("plateau_time",),
-        ("slope_L3", "tau_gap_max"),
+        ("slope_L3", "slope_first_L3", "tau_gap_max"),
     ),
     "saddle/mnist-plateaus": (
         ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
@@ -187,7 +190,7 @@ def test_cli_smoke_run(tmp_path):
 def _plateau_good(cfg):
     s = {"tau_gap_max": 1e-3, "tau_until_step": 100.0}
     for L, alphas in zip(cfg.depths, cfg.alphas):
-        s[f"slope_L{L}"] = 2.0 - L
+        s[f"slope_L{L}"] = s[f"slope_first_L{L}"] = 2.0 - L
         s[f"escaped_L{L}"] = float(len(alphas))
     return _result(s)
 
@@ -253,3 +256,46 @@ def test_mnist_paper_preset_names_missing_files(tmp_path, monkeypatch):
     monkeypatch.setenv("BOTTLENECKLAB_DATA", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="t10k|train-images"):
         _dataset(DataConfig(source="mnist"))
+
+
+def _write_tiny_mnist(folder, n_train=40, n_test=8):
+    """The four MNIST IDX files (uint8, big-endian header), tiny and random."""
+    rng = np.random.default_rng(0)
+    for key, stem in MNIST_FILES.items():
+        n = n_train if "train" in key else n_test
+        is_x = key.startswith("x")
+        a = (rng.integers(0, 256, (n, 28, 28)) if is_x else rng.integers(0, 10, n)).astype(np.uint8)
+        head = bytes([0, 0, 0x08, a.ndim]) + b"".join(struct.pack(">I", d) for d in a.shape)
+        (folder / stem).write_bytes(head + a.tobytes())
+
+
+@pytest.mark.parametrize("how", ["env", "set"])
+def test_mnist_paper_preset_runs_on_idx_files(tmp_path, monkeypatch, how):
+    """The `paper` preset reads the IDX files from `$BOTTLENECKLAB_DATA` or `data.root`
+    (sizes shrunk by overrides so that it runs in seconds on a CPU)."""
+    data = tmp_path / "mnist"
+    data.mkdir()
+    _write_tiny_mnist(data)
+    overrides = {
+        "width": 8,
+        "steps": 20,
+        "depth4_steps": 10,
+        "log_every": 5,
+        "svd_every": 10,
+        "device": "cpu",
+    }
+    if how == "env":
+        monkeypatch.setenv("BOTTLENECKLAB_DATA", str(data))
+    else:
+        monkeypatch.delenv("BOTTLENECKLAB_DATA", raising=False)
+        overrides["data.root"] = str(data)
+    exp = get("saddle/mnist-plateaus")
+    cfg = resolve_config(exp, "paper", overrides)
+    assert cfg.data.source == "mnist" and cfg.depth == 6 and cfg.lr_power == -4.0
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="paper", progress=False)
+    point = record.points[0]
+    assert point.status == "done", point.message
+    assert abs(point.scalars["loss0_minus_ln10"]) < 1e-3
+    curve = point.tables["curve"]
+    assert {r["depth"] for r in curve} == {4, 6} and curve[-1]["step"] == 10
+    assert {r["layer"] for r in point.tables["singular"]} == set(range(1, 7))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from bottlenecklab.config import ConfigError
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset
 from bottlenecklab.training import SmallInitConfig, scale_to_norm, train_small_init
@@ -92,3 +93,22 @@ def test_stop_fraction():
     cfg = SmallInitConfig(steps=5000, lr=0.1, init_norm=1.0, log_every=5, stop_fraction=0.9)
     r = train_small_init(_net(), data, cfg)
     assert r.metrics[-1]["loss"] <= 0.9 * r.metrics[0]["loss"] and r.steps < 5000
+
+
+@pytest.mark.parametrize("min_lr, max_lr", [(0.0, math.inf), (0.02, math.inf), (0.0, 0.01)])
+def test_lr_clipped_to_floor_and_cap(min_lr, max_lr):
+    """`eta = lr ||theta||^p` clipped to `[min_lr, max_lr]`, as logged and as applied."""
+    data = _data()
+    cfg = SmallInitConfig(
+        steps=3, lr=0.05, lr_power=-2, init_norm=3.0, log_every=1, min_lr=min_lr, max_lr=max_lr
+    )
+    r = train_small_init(_net(), data, cfg)
+    for m in r.metrics:
+        assert m["lr"] == min(max(0.05 * m["norm"] ** -2, min_lr), max_lr)
+    if min_lr:
+        assert all(m["lr"] == min_lr for m in r.metrics)  # 0.05 / 9 < 0.02: the floor
+
+
+def test_min_lr_above_max_lr_refused():
+    with pytest.raises(ConfigError, match="min_lr"):
+        SmallInitConfig(min_lr=1.0, max_lr=0.5)

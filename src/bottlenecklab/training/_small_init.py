@@ -27,8 +27,9 @@ class SmallInitConfig:
     """Gradient descent from a small initialization.
 
     Args:
-        steps: largest number of steps; lr, lr_power: `eta_k = lr ||theta_k||^lr_power`
-            (capped at `max_lr`).
+        steps: largest number of steps; lr, lr_power: `eta_k = lr ||theta_k||^lr_power`,
+            clipped to `[min_lr, max_lr]` (a floor stops the decay of a negative power
+            once the norm has grown, e.g. after the escape from the origin).
         init_norm: rescale the initial parameters to this norm (`None`: keep the model's
             own init, e.g. `FCNNConfig(init="normal", init_scale=sigma_0)`); the direction
             is the model's seeded draw, so several scales share one direction.
@@ -48,6 +49,7 @@ class SmallInitConfig:
     lr: float = 0.1
     lr_power: float = 0.0
     max_lr: float = math.inf
+    min_lr: float = 0.0
     init_norm: float | None = None
     batch_size: int = 0
     cost: Literal["mse", "cross_entropy"] = "mse"
@@ -62,6 +64,8 @@ class SmallInitConfig:
     def __post_init__(self) -> None:
         if self.steps < 0 or self.log_every < 1 or self.svd_every < 0:
             raise ConfigError("steps >= 0, log_every >= 1 and svd_every >= 0 are required")
+        if not 0 <= self.min_lr <= self.max_lr:
+            raise ConfigError(f"need 0 <= min_lr <= max_lr, got {self.min_lr}, {self.max_lr}")
         if not self.lr > 0 or self.batch_size < 0:
             raise ConfigError(
                 f"lr must be > 0 and batch_size >= 0, got {self.lr}, {self.batch_size}"
@@ -128,7 +132,7 @@ def train_small_init(
         return loss
 
     def _lr(n: float) -> float:
-        return min(cfg.lr * n**cfg.lr_power, cfg.max_lr)
+        return min(max(cfg.lr * n**cfg.lr_power, cfg.min_lr), cfg.max_lr)
 
     def log_svd(step: int) -> None:
         for l, W in enumerate(model.weights, start=1):
