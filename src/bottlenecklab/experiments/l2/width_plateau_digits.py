@@ -26,7 +26,7 @@ gradient norm 3.9e-2; Adam 1k + 6 restarted L-BFGS runs of 300 iterations ends w
 loss unchanged in 5 digits over the last 100 iterations (0.79749 at lam 1e-4, 0.79118 at
 lam 1e-3) and the gradient norm at 6.0e-2 and 5.1e-2. These are ReLU kinks, not slow
 convergence (Adam 1k + 4 x 300 L-BFGS): the gradient norm, 5.0e-2, sits in the first
-layer's weights; 1-3 pre-activations lie within 1e-9 of 0 (more within 1e-4); the loss
+layer's weights; 1-3 pre-activations lie within 1e-6 of 0 (more within 1e-4); the loss
 rises along the negative gradient already at step 1e-5 (seed 0, lam 1e-3: +5.8e-7) or
 1e-6 (seed 1, lam 1e-4: +3.4e-9); the smallest subgradient over the exact-kink entries
 still has norm 4.0e-2 (both). A gradient-norm gate cannot be met at such points; the gate
