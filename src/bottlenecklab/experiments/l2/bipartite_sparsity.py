@@ -226,12 +226,12 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
 
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # Seconds: N = 4, two widths, one restart, few L-BFGS steps.
+    # Seconds: N = 4, two widths, one seed, few L-BFGS steps (restarted, as in quick).
     "smoke": {
         "task.N": 4,
         "widths": (4, 8),
         "seeds": (0,),
-        "train.phases": ({"optimizer": "lbfgs", "steps": 30, "lr": 1.0},),
+        "train.phases": ({"optimizer": "lbfgs", "steps": 10, "lr": 1.0},) * 3,
         "train.log_every": 10,
     },
     # The spec's quick preset: N = 8, widths 4-32, 4 restarts, L-BFGS (as 40 restarted
