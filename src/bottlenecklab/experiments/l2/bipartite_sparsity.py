@@ -23,11 +23,11 @@ phase, so the history restarts). One long L-BFGS phase stalls for good: at width
 (seed 1) 2000-6000 iterations keep loss / lam at 64.67693 and the gradient norm at
 2.9e-4 (its line searches stop moving; a fresh history moves on at once); plain GD
 (lr 0.5, backtracking) from there lowers the gradient norm only slowly (4.9e-5 after
-3000 steps, 3.0e-5 after 10000). Restarts every 100 iterations reach 4.9e-6 in 3000
+3000 steps, 3.0e-5 after 10000). Restarts every 250 iterations reach 4.9e-6 in 3000
 (loss / lam 64.66254). Pilots at widths 12-16 (4 seeds each): 30 x 100 iterations
-left the best restart of widths 14 and 16 at 6.0e-6 and 6.6e-6 (just inside the gate),
+left the best seed of widths 14 and 16 at 6.0e-6 and 6.6e-6 (just inside the gate),
 40 x 100 at 2.4e-6 and 5.4e-6; restarts every 200 left 2e-5 at width 12; alternating
-L-BFGS 200 / GD 200 ended on ReLU kinks (gradient norms 3e-5 to 1.4e-3).
+L-BFGS 200 / GD 200 ended at gradient norms 2.5e-5 to 1.4e-3 (five runs).
 
 Measured (quick preset, 2026-11-24, 6/6 claims pass; 2 min 54 s CPU, 11 min 35 s wall
 at load ~10 on 2 shared cores; 25 of 28 runs reach the gate): `remark23` 0.0 (<= 1e-10,
