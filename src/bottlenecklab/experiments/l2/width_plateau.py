@@ -35,6 +35,10 @@ negative gradient by 4e-8 at step 1e-5 and rises from step 1e-4 on (first-order
 prediction 1.7e-7 per 1e-5); the gradient norm (1.7e-2) is no convergence measure there.
 The gate is kept; the wide nets need more seeds or another optimizer to reach the
 teacher-like basin, and the narrow ones a convergence measure for nonsmooth points.
+Pilots for the wide nets (seed 0, same L-BFGS restarts): Adam 3k first: width 32 0.0895
+(gradient norm 2.9e-2, test 8.3), width 24 0.179 (3.8e-2, test 5.9); lam = 1e-3: width
+32 0.145 (2.4e-2, test 3.0) against width 12 0.0553 (6.7e-4, test 0.003): neither a
+longer Adam phase nor a larger lam brings width 32 to the teacher-like minimum.
 """
 
 from __future__ import annotations
