@@ -362,6 +362,13 @@ def test_plateau_claims_gated_and_per_lam():
     )
 
 
+@pytest.mark.parametrize("name", [WP, WPD])
+def test_plateau_untrained_fails(smoke_record, name):
+    """The smoke runs (50 Adam steps) are far from converged: every claim fails."""
+    _, _, _, record = smoke_record(name)
+    assert record.claims and not any(c.passed for c in record.claims)
+
+
 # ---------------------------------------------------------------- quick presets
 
 

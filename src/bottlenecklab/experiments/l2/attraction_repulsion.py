@@ -29,15 +29,38 @@ shared cores): gradient norm 2e-4 (gate 1e-3), train accuracy 1. `rays-layer2` 4
 merged count 9, Rank K_2 = 3) and `cluster` 1.0 (layer 1: 0.881) PASS. FAILING:
 `balance-layer1` cosine -0.688 (residual `||A+R||/||A||` 0.73 at eps, 0.78 at 10 eps),
 `balance-layer2` -0.548 (0.95, 0.72), `rays-layer1` 10 > 6 (merged 35, Rank K_1 = 6).
-Diagnosis of the balance (checked at lam = 3e-3, gradient norm 5e-4): the attraction is
-exactly the projected back-propagated gradient, cos(A_1, -P g_1) = 0.99997 (`P` the
-projector on the columns of `Zs_0`, `g_1` the gradient of the loss in `Z_1`), but
-cos(R_1, g_1) = 0.65: at a weight-space critical point `g_{l+1}` has components outside
-the column space of the rank-deficient `Zs_l` (numerical ranks 34 and 17 of N = 42),
-which `R_l` (built from `K_{l+1}`, inside that space) does not see. The spec's "sum is
-zero at a critical point as eps -> 0" holds for an unconstrained critical point of `L^r`,
-not for the constrained one weight-space training reaches; the claim stays as specified
-and fails.
+Re-run of the same training (2026-11-24, later): identical values, 12 s training CPU.
+
+Why the balance fails (derived; `g_l = dC/dZ_l` the back-propagated gradient `[N, n_l]`,
+`K = K^s_l`, `P_l` the orthogonal projector on the columns of `Zs_l`, `P_eps = K (K + eps I)^-1`,
+`Q_eps = Zs_l^T (K + eps I)^-1 Zs_l`). At a weight-space critical point
+`g_{l+1}^T Zs_l + 2 lam W_{l+1} = 0`, so `W_{l+1} = -(1/2 lam) g_{l+1}^T Zs_l` and
+`Z_{l+1} = Zs_l W_{l+1}^T = -(1/2 lam) K g_{l+1}`. Substituting, for every eps,
+`A_l = -P_eps,{l-1} g_l` and `R_l = [P_eps,l g_{l+1} W_{l+1} Q_eps,l]_sigma * sigma'(Z_l)`.
+As eps -> 0 (`P_eps -> P`, `W Q_eps -> W`) and with back-propagation
+`g_l = [g_{l+1} W_{l+1}]_sigma * sigma'(Z_l)`:
+`A_l + R_l -> (I - P_{l-1}) g_l - [(I - P_l) g_{l+1} W_{l+1}]_sigma * sigma'(Z_l)`,
+zero when `Zs_{l-1}` and `Zs_l` have rank N, not in general when they are rank-deficient
+(the bottleneck case): the repulsion sees only the part of `g_{l+1}` inside col(`Zs_l`).
+A critical point of the Tikhonov `L^r` lets `Z_{l+1}` leave col(`Zs_l`) at cost
+`lam / eps`, which forces `(I - P_l) g_{l+1} -> 0`; weight-space training cannot. The
+spec's "sum zero at a critical point as eps -> 0" holds for the former only.
+
+Checked on the quick net (2026-11-24, pilot scripts): `Zs_0`, `Zs_1`, `Zs_2` have numerical
+ranks 42, 42, 27 (cut 1e-7, N = 42); `||(I - P_2) g_3|| / ||g_3||` = 0.48 and the limit
+residual of layer 2 is 0.45 of `||P_1 g_2||` (layer 1: 0). At the spec's eps, layer 1 is
+rank-deficient in effect: `P_eps,1` is far from `P_1` (the singular values of `Zs_1`
+spread far below `sqrt(eps)`; Rank K_1 = 6 at 1e-6), and the finite-eps formulas predict
+`||A_1+R_1||/||A_1||` = 0.68 (measured 0.73; longer-trained net below: 0.73 and 0.73).
+Smaller eps does not help: the formulas need an exact
+critical point (`G` multiplies the weight gradient by up to `1 / (2 sqrt eps)`: at gradient
+norm 1.9e-4, `A = -P_eps g` holds to 1e-2 on layer 1 but only to 0.68 on layer 2), and
+as eps falls this amplification of the gradient error takes over
+(`||A+R||/||A||` at eps x 1, 1e-1, 1e-2 of the spec's: layer 1 0.73, 0.85, 1.68;
+layer 2 0.95, 1.35, 1.26). Longer training (Adam 2k + 12 x 500 L-BFGS, restarted,
+gradient norm 1.1e-4, 32 s CPU) changes nothing: cosines -0.680 / -0.497, residuals
+0.73 / 0.98, rays 10 / 4 (merged 36 / 9, Rank K = 6 / 3). `rays-layer1` (10 > 6) is not
+a convergence effect either; the first layer keeps 10 directions at cosine 0.98.
 """
 
 from __future__ import annotations

@@ -18,7 +18,22 @@ lam = 1e-4: 0.849, 0.065, 0.028, 0.021, 0.021, 0.020, 0.020, 0.021, 0.020, 0.020
 counts equal the widths within 1-4 (the first layer of a trained net barely merges).
 FAILING on the convergence gate: the best width-2 runs end at gradient norm 3.4e-2 and
 5.2e-2 (width 4 at lam = 1e-4: 1.5e-2; every width >= 6 is below 1.2e-2, most below 6e-3;
-gate 1e-2) after Adam 3k + GD 2k. Longer training at the narrow widths is the cure.
+gate 1e-2) after Adam 3k + GD 2k.
+
+Width 2 does not converge in the gradient norm with any recipe tried (2026-11-24 pilots,
+float64, seed 0 unless stated): Adam 2k + L-BFGS 1k ends at loss 0.663 (lam 1e-4) with
+gradient norm 3.9e-2; Adam 1k + 6 restarted L-BFGS runs of 300 iterations ends with the
+loss unchanged in 5 digits over the last 100 iterations (0.79749 at lam 1e-4, 0.79118 at
+lam 1e-3) and the gradient norm at 6.0e-2 and 5.1e-2. These are ReLU kinks, not slow
+convergence (Adam 1k + 4 x 300 L-BFGS): the gradient norm, 5.0e-2, sits in the first
+layer's weights; 1-3 pre-activations lie within 1e-6 of 0 (more within 1e-4); the loss
+rises along the negative gradient already at step 1e-5 (seed 0, lam 1e-3: +5.8e-7) or
+1e-6 (seed 1, lam 1e-4: +3.4e-9); the smallest subgradient over the exact-kink entries
+still has norm 4.0e-2 (both). A gradient-norm gate cannot be met at such points; the gate
+(1e-2) is kept and the claims fail as unconverged. Width 4 (lam 1e-4) reaches 4.1e-3 with
+Adam 2k + L-BFGS 1k, so the narrowest width alone blocks the gate. The quick preset is
+left as measured above: the L-BFGS recipes cost about twice the CPU and would not change
+the verdicts.
 """
 
 from __future__ import annotations
