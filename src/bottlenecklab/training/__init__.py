@@ -10,6 +10,11 @@ from bottlenecklab.training._checkpoint import (
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._overhead import schedule_overhead
+from bottlenecklab.training._representation_gd import (
+    RepresentationGDResult,
+    network_from_representations,
+    train_representations,
+)
 from bottlenecklab.training._small_init import (
     SmallInitConfig,
     SmallInitResult,
@@ -21,6 +26,7 @@ from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
 __all__ = [
     "CheckpointError",
     "PhaseConfig",
+    "RepresentationGDResult",
     "SmallInitConfig",
     "SmallInitResult",
     "TrainConfig",
@@ -28,11 +34,13 @@ __all__ = [
     "TrainingDiverged",
     "ensemble_phases",
     "load_checkpoint",
+    "network_from_representations",
     "previous_checkpoint",
     "save_checkpoint",
     "scale_to_norm",
     "schedule_overhead",
     "train",
     "train_ensemble",
+    "train_representations",
     "train_small_init",
 ]
