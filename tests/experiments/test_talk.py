@@ -182,8 +182,8 @@ def test_newtonian_smoke_network_fails(smoke_record) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
     """`make test-slow`: every paper-002 quick preset passes every claim (measured
-    2026-11-24: kernel-vs-depth passes; tripoints fails its two deep-net claims;
-    newtonian-cnn's quick preset takes ~35 CPU minutes and was not run)."""
+    2026-11-24: kernel-vs-depth and newtonian-cnn pass; tripoints fails its two deep-net
+    claims, see its module docstring)."""
     exp = get(name)
     record = run_experiment(
         exp, resolve_config(exp, "quick"), tmp_path / "run", preset="quick", progress=False
