@@ -77,11 +77,10 @@ def ball_gravity(cfg: BallGravityConfig, seed: int = 0) -> Dataset:
     frames *= scale
     x = frames[:, :2].reshape(N, 2 * n * n)
     y = frames[:, 2].reshape(N, n * n)
-    return Dataset(
-        x_train=x[: cfg.n_train],
-        y_train=y[: cfg.n_train],
-        x_test=x[cfg.n_train :],
-        y_test=y[cfg.n_train :],
+    return Dataset.split(
+        x,
+        y,
+        cfg.n_train,
         info={
             "task": "ball_gravity",
             "size": n,

@@ -30,6 +30,20 @@ class Dataset:
     k_star: int | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def split(
+        cls,
+        x: np.ndarray,
+        y: np.ndarray,
+        n_train: int,
+        *,
+        k_star: int | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> Dataset:
+        """The first `n_train` rows of `x` `[N, d_in]` and `y` `[N, d_out]` for training,
+        the rest for testing."""
+        return cls(x[:n_train], y[:n_train], x[n_train:], y[n_train:], k_star, info or {})
+
     @property
     def d_in(self) -> int:
         return int(self.x_train.shape[1])

@@ -73,11 +73,10 @@ def radial_composition(cfg: RadialCompositionConfig, seed: int = 0) -> Dataset:
     rng = np.random.default_rng([seed, 2])
     x = rng.random((cfg.n_train + cfg.n_test, cfg.dim))
     y = ((target(x) - mean) / std)[:, None]
-    return Dataset(
-        x_train=x[: cfg.n_train],
-        y_train=y[: cfg.n_train],
-        x_test=x[cfg.n_train :],
-        y_test=y[cfg.n_train :],
+    return Dataset.split(
+        x,
+        y,
+        cfg.n_train,
         k_star=1,
         info={
             "task": "radial_composition",

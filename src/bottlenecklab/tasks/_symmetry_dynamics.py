@@ -110,11 +110,10 @@ def symmetry_dynamics(cfg: SymmetryDynamicsConfig, seed: int = 0) -> Dataset:
     rng = np.random.default_rng([seed, 6])
     v0 = symmetry_start(cfg.n_train + cfg.n_test, w, rng, (cfg.r_min, cfg.r_max))
     y = symmetry_cost(gd_path(v0, w, E, cfg.eta, cfg.steps), w, E)  # [N, T + 1]
-    return Dataset(
-        x_train=v0[: cfg.n_train],
-        y_train=y[: cfg.n_train],
-        x_test=v0[cfg.n_train :],
-        y_test=y[cfg.n_train :],
+    return Dataset.split(
+        v0,
+        y,
+        cfg.n_train,
         k_star=2,
         info={
             "task": "symmetry_dynamics",
