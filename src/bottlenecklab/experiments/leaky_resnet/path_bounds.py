@@ -23,8 +23,10 @@ slopes -0.10 and -0.24 and pass); `thm4-per-layer`: inequality (2) holds at 29 o
 layers at L~ = 24 (fraction 0.967 < 1; 1.0 at L~ = 6, 12). Thm 4 (1) holds at every L~
 in every form. The earlier 8/8 (2026-11-21) was measured with a shorter recipe whose
 networks the convergence gate now rejects (residuals 0.12-0.97); at the converged recipe
-the path length is not yet bounded at L~ <= 24 — whether longer training (issue 12,
-residual <= 0.05) or larger L~ flattens it is not measured.
+the path length is not yet bounded at L~ <= 24. Three times the L-BFGS steps (24000) at
+L~ = 24 leave it at 49.5 (residual 0.135 -> 0.122; Thm 4 (2) then holds at 30/30 layers),
+so it is not the L-BFGS length; whether a converged network (residual <= 0.05, issue 12)
+or larger L~ flattens it is not measured.
 """
 
 from __future__ import annotations
