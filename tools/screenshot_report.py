@@ -39,4 +39,10 @@ def main(report: Path, png: Path, width: int = 1280, height: int = 1500) -> None
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or not Path(sys.argv[1]).is_file():
+        print(
+            "usage: screenshot_report.py REPORT.html OUT.png (REPORT.html must exist)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     main(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -183,30 +183,19 @@ def l2_forces(record: RunRecord, folder: Path) -> list[Path]:
             else:
                 ax.plot(x[lab == 1], y[lab == 1], "o", ms=3, color="k", label="neurons")
                 ax.plot(x[lab == 0], y[lab == 0], "o", ms=2, color="0.7", label="dead")
-            ax.quiver(
-                x,
-                y,
-                scale * force[:, 0],
-                scale * force[:, 1],
-                color="green",
-                angles="xy",
-                scale_units="xy",
-                scale=1,
-                width=0.004,
-                label="-A",
-            )
-            ax.quiver(
-                x,
-                y,
-                scale * force[:, 2],
-                scale * force[:, 3],
-                color="red",
-                angles="xy",
-                scale_units="xy",
-                scale=1,
-                width=0.004,
-                label="-R",
-            )
+            for col, color, label in ((0, "green", "-A"), (2, "red", "-R")):
+                ax.quiver(
+                    x,
+                    y,
+                    scale * force[:, col],
+                    scale * force[:, col + 1],
+                    color=color,
+                    angles="xy",
+                    scale_units="xy",
+                    scale=1,
+                    width=0.004,
+                    label=label,
+                )
             ax.axhline(0, color="0.85", lw=0.5)
             ax.axvline(0, color="0.85", lw=0.5)
             ax.set_title(f"layer {layer}: {'data points' if view == 'rows' else 'neurons'}")

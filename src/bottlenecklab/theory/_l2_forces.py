@@ -10,7 +10,7 @@ __all__ = ["forces", "ridge"]
 def ridge(Ks: torch.Tensor, rel: float = 1e-6) -> torch.Tensor:
     """`(K^s + eps I)^{-1}`, `eps = rel Tr K^s / N` (spec Decision). Ks: `[N, N]`."""
     N = Ks.shape[0]
-    eps = rel * float(Ks.diagonal().sum()) / N
+    eps = rel * float(Ks.detach().diagonal().sum()) / N  # a constant, not differentiated
     return torch.linalg.inv(Ks + eps * torch.eye(N, dtype=Ks.dtype, device=Ks.device))
 
 

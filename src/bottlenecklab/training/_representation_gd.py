@@ -111,15 +111,12 @@ def train_representations(
     fn = COSTS[cost]
     N = X64.shape[0]
     ones = torch.full((N, 1), base.cfg.bias_scale, dtype=torch.float64)
-    eye = torch.eye(N, dtype=torch.float64)
 
     def loss_r(Z: list[torch.Tensor]) -> torch.Tensor:
         S = torch.cat([X64, ones], dim=1)
         total = fn(Z[-1], Y64)
-        for Zl in Z:
-            Ks = S @ S.T
-            eps = eps_rel * float(Ks.detach().trace()) / N
-            total = total + lam * torch.linalg.solve(Ks + eps * eye, Zl @ Zl.T).trace()
+        for Zl in Z:  # Tr[K_l (K^s_{l-1} + eps I)^-1], the spec's eps rule (theory.ridge)
+            total = total + lam * ((Zl @ Zl.T) * theory.ridge(S @ S.T, eps_rel)).sum()
             S = _features(base, Zl, N)
         return total
 
