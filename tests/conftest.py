@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
+from hypothesis import settings
 
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
 
 # The test machines have 2 shared cores; tiny matrices gain nothing from more threads.
 torch.set_num_threads(1)
+
+# `make test` must give the same verdict on every run and machine: property tests draw the
+# same examples each time (`derandomize`). `HYPOTHESIS_PROFILE=explore` draws fresh random
+# examples (and 10x as many) to hunt for new counterexamples.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("explore", max_examples=1000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture
