@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    critical_point_residuals,
     hamiltonian_summary,
     leaky_resnet_layers,
     momenta,
@@ -161,6 +162,16 @@ def test_critical_point_residual_is_the_scaled_weight_gradient(tiny_net, tiny_da
     table = leaky_resnet_layers(tiny_net, X, Y, LAM)
     expected = tiny_net.leak * G.norm(dim=(1, 2)) / (LAM * rho * W.norm(dim=(1, 2)))
     np.testing.assert_allclose(table.column("cp_residual"), expected.numpy(), rtol=1e-8)
+
+
+def test_critical_point_residuals_are_the_table_column(tiny_net, tiny_data):
+    """The residuals alone (`critical_point_residuals`, for convergence monitoring) are the
+    table's `cp_residual` column: one formula, `theory.critical_point_residual`."""
+    X, Y = _XY(tiny_data)
+    table = leaky_resnet_layers(tiny_net, X, Y, LAM)
+    np.testing.assert_allclose(
+        critical_point_residuals(tiny_net, X, Y, LAM), table.column("cp_residual"), rtol=1e-12
+    )
 
 
 def _positive_regime_data(net: LeakyResNet, n: int = 16) -> Dataset:

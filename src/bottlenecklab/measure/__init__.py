@@ -29,6 +29,7 @@ from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
     INPUT_PAIRED,
     LayerTable,
+    critical_point_residuals,
     hamiltonian,
     hamiltonian_summary,
     layer_series,
@@ -126,6 +127,7 @@ __all__ = [
     "count_rays",
     "fcnn_layers",
     "forces",
+    "critical_point_residuals",
     "hamiltonian",
     "hamiltonian_summary",
     "input_jacobians",

@@ -28,6 +28,7 @@ from bottlenecklab.tasks import data_cost
 __all__ = [
     "INPUT_PAIRED",
     "LayerTable",
+    "critical_point_residuals",
     "hamiltonian",
     "hamiltonian_summary",
     "layer_series",
@@ -79,6 +80,17 @@ def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor],
     grads = torch.autograd.grad(C, path[1:])
     B = -torch.stack(grads) / lam  # [L, N, w]
     return [A.detach() for A in path], B.detach()
+
+
+def critical_point_residuals(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
+    """Per-layer critical-point residual `||W_l - L~ B_l^T S_{l-1}|| / ||W_l||`, `[L]`, in
+    float64 (`theory.critical_point_residual`; the `cp_residual` column of
+    `leaky_resnet_layers`, without the rest of the table)."""
+    leak = float(model.leak)
+    path, B = momenta(model, X, Y, lam)
+    W = model.weights.detach().to(device="cpu", dtype=torch.float64)  # [L, w, w+1]
+    A_prev = torch.stack(path[:-1])  # [L, N, w]
+    return theory.critical_point_residual(W, A_prev, B, leak).numpy()
 
 
 def hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
@@ -180,7 +192,7 @@ def leaky_resnet_layers(
                 "coi_nobias": cost_of_identity(A, bias=False),
                 "coi_nobias_residual": coi_residual(A, bias=False),
                 "stable_rank": stable_rank(A),
-                "cp_residual": float((Wl - leak * BS).norm() / Wl.norm().clamp_min(1e-300)),
+                "cp_residual": float(theory.critical_point_residual(Wl, A_prev, Bl, leak)),
                 "B_norm": float(Bl.norm()),
                 "BS_norm": float(BS.norm()),
                 "V_norm": float(np.sqrt(max(v2, 0.0))),

@@ -193,6 +193,12 @@ class LeakyResNet(nn.Module):
             return A_L @ self.pout.mT
         return leaky_resnet_stack(A0, self.weights, self.rho, self.leak_t) @ self.pout.mT
 
+    def forward_twice_differentiable(self, X: torch.Tensor) -> torch.Tensor:
+        """`forward` through the plain autograd loop (`forward_path`), `[N, d_out]`: the
+        same outputs, differentiable twice (Hessian-vector products of the Newton phase;
+        the fused stack's hand-written backward is not)."""
+        return self.forward_path(X)[-1] @ self.pout.T
+
     def regularization(self, lam: float | torch.Tensor) -> torch.Tensor:
         """`(lam / (2 L~)) sum_l rho_l ||W_l||_F^2` (paper 000, Eq. 2); `lam/2` when `L~ = 0`.
 

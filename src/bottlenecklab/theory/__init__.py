@@ -75,6 +75,7 @@ from bottlenecklab.theory._frequency import (
 )
 from bottlenecklab.theory._hamiltonian_flow import (
     Field,
+    critical_point_residual,
     geodesic_weights,
     hamiltonian,
     hamiltonian_flow,
@@ -192,6 +193,7 @@ __all__ = [
     "gp_regression_error",
     "gp_sample",
     "grid",
+    "critical_point_residual",
     "hamiltonian",
     "hamiltonian_drift",
     "hamiltonian_flow",

@@ -21,6 +21,7 @@ from bottlenecklab.theory._features import sigma
 from bottlenecklab.theory._rk4 import rk4
 
 __all__ = [
+    "critical_point_residual",
     "Field",
     "geodesic_weights",
     "hamiltonian",
@@ -46,6 +47,22 @@ def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:
     """
     BS = B.transpose(-1, -2) @ sigma(A)  # [..., w, w+1]
     return 0.5 * leak * BS.pow(2).sum((-2, -1)) - leak * (B * A).sum((-2, -1))
+
+
+def critical_point_residual(
+    W: torch.Tensor, A_prev: torch.Tensor, B: torch.Tensor, leak: float
+) -> torch.Tensor:
+    """`||W_l - L~ B_l^T sigma(A_{l-1})||_F / ||W_l||_F`: 0 at a critical point of the
+    regularized loss, where `W_l = L~ B_l^T S_{l-1}` (paper 000, §1.1; spec "Momenta").
+
+    Args:
+        W: layer weights `[..., w, w+1]` (bias last); A_prev: its input `[..., N, w]`;
+        B: the momentum `B_l` `[..., N, w]`; leak: `L~`.
+    Returns:
+        `[...]` (one value per layer for stacked layers).
+    """
+    BS = B.transpose(-1, -2) @ sigma(A_prev)  # [..., w, w+1]
+    return (W - leak * BS).norm(dim=(-2, -1)) / W.norm(dim=(-2, -1)).clamp_min(1e-300)
 
 
 def vector_field(

@@ -9,6 +9,7 @@ from bottlenecklab.training._checkpoint import (
 )
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
+from bottlenecklab.training._newton import NewtonOutcome, newton_steps
 from bottlenecklab.training._overhead import schedule_overhead
 from bottlenecklab.training._representation_gd import (
     RepresentationGDResult,
@@ -24,6 +25,8 @@ from bottlenecklab.training._small_init import (
 from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
 
 __all__ = [
+    "NewtonOutcome",
+    "newton_steps",
     "CheckpointError",
     "PhaseConfig",
     "RepresentationGDResult",

@@ -15,8 +15,10 @@ class PhaseConfig:
     """One training phase.
 
     Args:
-        optimizer: `adam`, `sgd` (plain full-batch gradient descent, optional momentum) or
-            `lbfgs` (strong-Wolfe line search; one step = one L-BFGS iteration).
+        optimizer: `adam`, `sgd` (plain full-batch gradient descent, optional momentum),
+            `lbfgs` (strong-Wolfe line search; one step = one L-BFGS iteration) or `newton`
+            (trust-region Newton with exact Hessian-vector products, `lr` the initial trust
+            radius; one step = one trust-region iteration; `training.newton_phase`).
         steps: number of steps (iterations) of the phase.
         lr: learning rate (divided by the depth when `TrainConfig.lr_per_depth`).
         schedule: `constant` or `cosine` (decay to 0 over the phase).
@@ -27,7 +29,7 @@ class PhaseConfig:
             loss rises", spec `l2-sparsity.md`, `depth-and-rank.md`).
     """
 
-    optimizer: Literal["adam", "sgd", "lbfgs"] = "adam"
+    optimizer: Literal["adam", "sgd", "lbfgs", "newton"] = "adam"
     steps: int = 1000
     lr: float = 1e-3
     schedule: Literal["constant", "cosine"] = "constant"

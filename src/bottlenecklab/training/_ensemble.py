@@ -64,9 +64,10 @@ def _check(models: Sequence[nn.Module], cfgs: Sequence[TrainConfig]) -> None:
         shared = ("phases", "dtype", "log_every", "checkpoint_every", "lr_per_depth", "cost")
         if any(getattr(c, k) != getattr(first, k) for k in shared):
             raise ValueError(f"ensemble members must share {', '.join(shared)}")
-    if first.phases[0].optimizer == "lbfgs":
+    if first.phases[0].optimizer in ("lbfgs", "newton"):
         raise ValueError(
-            "train_ensemble trains the leading adam/sgd phases; this one starts with lbfgs"
+            "train_ensemble trains the leading adam/sgd phases; this one starts with "
+            + first.phases[0].optimizer
         )
     shapes = {tuple((n, tuple(t.shape)) for n, t in m.state_dict().items()) for m in models}
     if len({type(m) for m in models}) != 1 or len(shapes) != 1:
@@ -80,11 +81,13 @@ def _stack(arrays: Sequence[Any], dtype: torch.dtype, device: str) -> torch.Tens
 
 
 def ensemble_phases(cfg: TrainConfig) -> int:
-    """How many leading phases of `cfg` an ensemble trains: those before the first L-BFGS
-    or backtracking phase (both decide per member whether a step is taken)."""
+    """How many leading phases of `cfg` an ensemble trains: those before the first L-BFGS,
+    Newton or backtracking phase (each decides per member whether a step is taken)."""
     n = 0
     while (
-        n < len(cfg.phases) and cfg.phases[n].optimizer != "lbfgs" and not cfg.phases[n].backtrack
+        n < len(cfg.phases)
+        and cfg.phases[n].optimizer in ("adam", "sgd")
+        and not cfg.phases[n].backtrack
     ):
         n += 1
     return n

@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 from bottlenecklab.tasks import COSTS, Dataset
 from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
+from bottlenecklab.training._newton import newton_steps
 
 __all__ = ["TrainResult", "TrainingDiverged", "train"]
 
@@ -42,7 +43,48 @@ class TrainResult:
     wall_s: float = 0.0
 
 
+class _NewtonState:
+    """The resumable state of a Newton phase: its trust radius (`optimizer` checkpoint)."""
+
+    def __init__(self, radius: float) -> None:
+        self.radius = radius
+        self.param_groups: list[dict[str, Any]] = [{"lr": radius}]
+
+    def state_dict(self) -> dict[str, float]:
+        return {"radius": self.radius}
+
+    def load_state_dict(self, state: dict[str, float]) -> None:
+        self.radius = float(state["radius"])
+
+
+def _newton_phase(model, loss_parts, params, phase: PhaseConfig, t: int, opt, advance) -> None:
+    """Run the rest of a Newton phase (`newton_steps`) on the twice-differentiable loss:
+    `model.forward_twice_differentiable` where the model has one (the leaky ResNet's fused
+    stack has a hand-written backward), else `model` itself. Each accepted iteration is
+    booked by `advance`; when the method stops early the phase is over."""
+    smooth = getattr(model, "forward_twice_differentiable", None)
+
+    def loss_fn() -> torch.Tensor:
+        return loss_parts(smooth)[0]
+
+    remaining = phase.steps - t
+    last = [float("nan")]
+
+    def on_step(loss: float) -> None:
+        last[0] = loss
+        advance(1, loss, opt, opt.radius)
+
+    out = newton_steps(loss_fn, params, remaining, radius=opt.radius, on_step=on_step)
+    opt.radius = out.radius
+    if out.steps < remaining:  # no further decrease at float precision: the phase is over
+        with torch.no_grad():
+            loss = loss_parts()[0]
+        advance(remaining - out.steps, loss, opt, opt.radius)
+
+
 def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
+    if phase.optimizer == "newton":
+        return _NewtonState(lr)
     if phase.optimizer == "adam":
         return torch.optim.Adam(params, lr=lr, fused=True)
     if phase.optimizer == "sgd":
@@ -145,8 +187,8 @@ def train(
 
     cost_fn = COSTS[cfg.cost]
 
-    def loss_parts() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        cost = cost_fn(model(X), Y)
+    def loss_parts(forward: Any = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        cost = cost_fn((forward or model)(X), Y)
         reg = model.regularization(cfg.lam)
         return cost + reg, cost, reg
 
@@ -187,6 +229,47 @@ def train(
             t = start_t
         elif phase_i == start_phase:
             t = start_t
+
+        def advance(
+            done: int,
+            loss: torch.Tensor | float,
+            opt: Any,
+            lr: float,
+            phase: PhaseConfig = phase,
+            phase_i: int = phase_i,
+        ) -> None:
+            """Book `done` steps: progress, the log row, divergence, the checkpoint."""
+            nonlocal t, good_state, good_step
+            t += done
+            result.steps += done
+            bar.update(done)
+            value = float(loss.detach()) if torch.is_tensor(loss) else float(loss)
+            last = t == phase.steps and phase_i == len(cfg.phases) - 1
+            if math.isfinite(value) and (result.steps % cfg.log_every == 0 or last):
+                row = _log_row(model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0)
+                result.metrics.append(row)
+                if on_log is not None:
+                    on_log(row)
+                bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
+                if math.isfinite(row["loss"]):
+                    good_state = copy.deepcopy(model.state_dict())
+                    good_step = result.steps
+                else:  # this very step blew up (caught here even when it is the last one)
+                    value = row["loss"]
+            if not math.isfinite(value):
+                model.load_state_dict(good_state)
+                save(phase_i, t, None)
+                bar.close()
+                raise TrainingDiverged(
+                    f"loss became {value} at step {result.steps} ({phase.optimizer}, lr {lr:.3g});"
+                    f" kept the state of step {good_step}"
+                    + (f" in {checkpoint}" if checkpoint else "")
+                )
+            if result.steps % cfg.checkpoint_every == 0:
+                save(phase_i, t, opt)
+
+        if phase.optimizer == "newton" and t < phase.steps:
+            _newton_phase(model, loss_parts, params, phase, t, opt, advance)
         while t < phase.steps:
             lr = _lr_at(phase, base_lr, t) * lr_factor
             for g in opt.param_groups:
@@ -229,33 +312,7 @@ def train(
                         lr_factor *= 0.5
                 else:
                     opt.step()
-            t += done
-            result.steps += done
-            bar.update(done)
-            value = float(loss.detach())  # the loss *before* this step (chunk)
-            last = t == phase.steps and phase_i == len(cfg.phases) - 1
-            if math.isfinite(value) and (result.steps % cfg.log_every == 0 or last):
-                row = _log_row(model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0)
-                result.metrics.append(row)
-                if on_log is not None:
-                    on_log(row)
-                bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
-                if math.isfinite(row["loss"]):
-                    good_state = copy.deepcopy(model.state_dict())
-                    good_step = result.steps
-                else:  # this very step blew up (caught here even when it is the last one)
-                    value = row["loss"]
-            if not math.isfinite(value):
-                model.load_state_dict(good_state)
-                save(phase_i, t, None)
-                bar.close()
-                raise TrainingDiverged(
-                    f"loss became {value} at step {result.steps} ({phase.optimizer}, lr {lr:.3g});"
-                    f" kept the state of step {good_step}"
-                    + (f" in {checkpoint}" if checkpoint else "")
-                )
-            if result.steps % cfg.checkpoint_every == 0:
-                save(phase_i, t, opt)
+            advance(done, loss, opt, lr)  # `loss`: the loss *before* this step (chunk)
         opt_state = None
     bar.close()
     result.wall_s += time.perf_counter() - t0
