@@ -25,8 +25,11 @@ in every form. The earlier 8/8 (2026-11-21) was measured with a shorter recipe w
 networks the convergence gate now rejects (residuals 0.12-0.97); at the converged recipe
 the path length is not yet bounded at L~ <= 24. Three times the L-BFGS steps (24000) at
 L~ = 24 leave it at 49.5 (residual 0.135 -> 0.122; Thm 4 (2) then holds at 30/30 layers),
-so it is not the L-BFGS length; whether a converged network (residual <= 0.05, issue 12)
-or larger L~ flattens it is not measured.
+so it is not the L-BFGS length. The flagship's newer recipe (L-BFGS 3000, then 400
+trust-region Newton iterations) gives 6/8 as well (2026-11-24): slope 0.355, and
+inequality (2) at 23 of 30 layers at L~ = 24. That recipe brings the residual no lower
+than 0.05 (the ReLU kinks, see `hamiltonian-vs-depth`), so this preset keeps its own
+recipe. Whether larger L~ flattens the path length is not measured.
 """
 
 from __future__ import annotations
