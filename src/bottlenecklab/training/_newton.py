@@ -65,11 +65,15 @@ def newton_steps(
         return NewtonOutcome(0, radius, "no steps")
     sizes = [p.numel() for p in params]
 
+    def split(x: np.ndarray) -> list[torch.Tensor]:
+        """The flat float64 vector `x` as one tensor per parameter (its dtype and device)."""
+        chunks = torch.split(torch.from_numpy(x), sizes)
+        return [c.to(dtype=p.dtype, device=p.device).view_as(p) for p, c in zip(params, chunks)]
+
     def assign(x: np.ndarray) -> None:
         with torch.no_grad():
-            flat = torch.from_numpy(x)
-            for p, chunk in zip(params, torch.split(flat, sizes)):
-                p.copy_(chunk.view_as(p))
+            for p, value in zip(params, split(x)):
+                p.copy_(value)
 
     def flat(tensors) -> np.ndarray:
         return torch.cat([t.reshape(-1) for t in tensors]).detach().cpu().double().numpy()
@@ -92,11 +96,7 @@ def newton_steps(
 
     def hessp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
         _, grads = graph(x)
-        vs = [
-            torch.from_numpy(c).to(dtype=p.dtype, device=p.device).view_as(p)
-            for p, c in zip(params, np.split(v, np.cumsum(sizes)[:-1]))
-        ]
-        Hv = torch.autograd.grad(grads, params, grad_outputs=vs, retain_graph=True)
+        Hv = torch.autograd.grad(grads, params, grad_outputs=split(v), retain_graph=True)
         return flat(Hv)
 
     state = {"x": flat(params), "n": 0, "step": float(radius) / 2}

@@ -48,7 +48,6 @@ class _NewtonState:
 
     def __init__(self, radius: float) -> None:
         self.radius = radius
-        self.param_groups: list[dict[str, Any]] = [{"lr": radius}]
 
     def state_dict(self) -> dict[str, float]:
         return {"radius": self.radius}
@@ -68,10 +67,8 @@ def _newton_phase(model, loss_parts, params, phase: PhaseConfig, t: int, opt, ad
         return loss_parts(smooth)[0]
 
     remaining = phase.steps - t
-    last = [float("nan")]
 
     def on_step(loss: float) -> None:
-        last[0] = loss
         advance(1, loss, opt, opt.radius)
 
     out = newton_steps(loss_fn, params, remaining, radius=opt.radius, on_step=on_step)
