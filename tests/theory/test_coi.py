@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bottlenecklab import measure, theory
@@ -156,3 +156,79 @@ def test_kernel_norm_never_nan_on_singular_kernels() -> None:
     assert torch.isfinite(tiny) and float(tiny) >= 0
     assert float(kernel_condition(S, 1e-300)) > 1e10
     assert float(kernel_condition(S, 1.0)) < 1e3
+
+
+@st.composite
+def feature_matrices(draw) -> torch.Tensor:
+    """`[N, m]` features with dead (zero) columns, repeated columns or `N < m`: the
+    rank-deficient cases where the pseudo-inverse cut-off matters."""
+    N = draw(st.integers(2, 30))
+    m = draw(st.integers(2, 30))
+    g = torch.Generator().manual_seed(draw(st.integers(0, 2**31 - 1)))
+    S = torch.relu(torch.randn(N, m, generator=g, dtype=torch.float64))
+    S[:, : draw(st.integers(0, m // 2))] = 0.0  # dead neurons
+    if draw(st.booleans()) and m >= 3:
+        S[:, 1] = 2.0 * S[:, 2]  # two proportional neurons
+    return torch.cat([S, torch.ones(N, 1, dtype=torch.float64)], dim=1)  # the bias column
+
+
+def _pinv_values(M: torch.Tensor, S: torch.Tensor) -> tuple[float, float]:
+    """`(||S^+ M||^2, ||M - S S^+ M|| / ||M||)` straight from `torch.linalg.pinv`."""
+    P = torch.linalg.pinv(S) @ M
+    return float(P.pow(2).sum()), float((M - S @ P).norm() / M.norm())
+
+
+@settings(max_examples=80, deadline=None)
+@given(feature_matrices(), st.integers(1, 12))
+def test_kernel_svd_matches_the_pseudo_inverse(S: torch.Tensor, w: int) -> None:
+    """The shared factorization gives the pseudo-inverse norm and range residual of `S`
+    and of its leading columns (the bias-free features), to round-off of float64."""
+    g = torch.Generator().manual_seed(w)
+    M = torch.randn(S.shape[0], w, generator=g, dtype=torch.float64)
+    svd = theory.KernelSVD.of(S)
+    j = S.shape[1] - 1
+    for F in (S, S[:, :j]):  # only well-separated cut-offs: a singular value near the
+        # pseudo-inverse cut-off may fall on either side of it on another machine
+        sv = torch.linalg.svdvals(F)
+        cut = torch.finfo(sv.dtype).eps * max(F.shape) * sv[0]
+        assume(bool(((sv >= 1e-6 * sv[0]) | (sv <= cut / 4)).all()))
+    (norm, res), (norm_j, res_j) = svd.nested_norm_sq_and_residual(M, j)
+    for (got_norm, got_res), F in (((norm, res), S), ((norm_j, res_j), S[:, :j])):
+        want_norm, want_res = _pinv_values(M, F)
+        # the pseudo-inverse norm carries 1 / s_min^2: compare relative to its own size
+        assert float(got_norm) == pytest.approx(want_norm, rel=1e-8, abs=1e-10)
+        assert float(got_res) == pytest.approx(want_res, abs=1e-8)
+    assert float(svd.norm_sq_and_residual(M)[0]) == pytest.approx(float(norm), rel=1e-12)
+    assert float(svd.leading(j).norm_sq(M)) == pytest.approx(float(norm_j), rel=1e-12)
+    s = torch.linalg.svdvals(S)
+    assert float(svd.op_norm_sq()) == pytest.approx(float(s[0] ** 2), rel=1e-12)
+    assert float(svd.condition(0.1)) == pytest.approx(
+        float(theory.kernel_condition(S, 0.1)), rel=1e-10
+    )
+
+
+def test_kernel_norms_sq_equal_the_single_norms() -> None:
+    """One factorization for several matrices gives each one's own relaxed norm, and a
+    wrong pairing (the sum, or swapped matrices) does not."""
+    g = torch.Generator().manual_seed(3)
+    S = torch.randn(40, 7, generator=g, dtype=torch.float64)
+    M1 = torch.randn(40, 5, generator=g, dtype=torch.float64)
+    M2 = 10.0 * torch.randn(40, 2, generator=g, dtype=torch.float64)
+    for gamma in (0.0, 0.3):
+        both = theory.kernel_norms_sq((M1, M2), S, gamma)
+        one = [float(theory.kernel_norm_sq(M, S, gamma)) for M in (M1, M2)]
+        assert both.tolist() == pytest.approx(one, rel=1e-12)
+        assert float(both[0]) != pytest.approx(one[1], rel=1e-3)
+
+
+def test_hamiltonian_and_residual_take_the_product_they_would_compute() -> None:
+    """Passing `B^T sigma(A)` gives the same values; a wrong product changes them."""
+    g = torch.Generator().manual_seed(4)
+    A = torch.randn(30, 6, generator=g, dtype=torch.float64)
+    B = torch.randn(30, 6, generator=g, dtype=torch.float64)
+    W = torch.randn(6, 7, generator=g, dtype=torch.float64)
+    BS = B.T @ theory.sigma(A)
+    assert float(theory.hamiltonian(A, B, 3.0, BS=BS)) == float(theory.hamiltonian(A, B, 3.0))
+    cp = float(theory.critical_point_residual(W, A, B, 3.0))
+    assert float(theory.critical_point_residual(W, A, B, 3.0, BS=BS)) == cp
+    assert float(theory.critical_point_residual(W, A, B, 3.0, BS=2 * BS)) != pytest.approx(cp)

@@ -15,14 +15,7 @@ import numpy as np
 import torch
 
 from bottlenecklab import theory
-from bottlenecklab.measure._coi import (
-    as_float64,
-    coi_residual,
-    cost_of_identity,
-    features,
-    kernel_norm_sq,
-    stable_rank,
-)
+from bottlenecklab.measure._coi import as_float64, features
 from bottlenecklab.tasks import data_cost
 
 __all__ = [
@@ -160,17 +153,22 @@ def leaky_resnet_layers(
     w = W.shape[1]
     rows: list[dict[str, float]] = []
     spectra: list[dict[str, float | str]] = []
+    # One SVD per feature matrix: S_l serves the gamma = 0 COI of A_l at layer l and the
+    # ridge, conditioning and relaxed norms of layer l + 1, whose input it is.
+    svd_prev = theory.KernelSVD.of(features(path[0]))
     for l in range(1, len(path)):
         A_prev, A = path[l - 1], path[l]
         Bl = B[l - 1]  # [N, w]
         S_prev = features(A_prev)  # [N, w+1]
+        svd = theory.KernelSVD.of(features(A))  # S_l = [relu(A_l), 1]
+        (coi, coi_res), (coi_nobias, coi_nobias_res) = svd.nested_norm_sq_and_residual(A, w)
+        s_A = torch.linalg.svdvals(A)
         BS = Bl.T @ S_prev  # [w, w+1]
-        H = float(theory.hamiltonian(A_prev, Bl, leak))
-        gamma = gamma0 * float(torch.linalg.matrix_norm(S_prev, ord=2) ** 2)
+        H = float(theory.hamiltonian(A_prev, Bl, leak, BS=BS))
+        gamma = gamma0 * float(svd_prev.op_norm_sq())
         V = (A - A_prev) / rho[l - 1]
-        v2 = kernel_norm_sq(V, S_prev, gamma)
+        v2, coi_g = theory.kernel_norms_sq((V, A_prev), S_prev, gamma).tolist()
         kinetic = v2 / (2 * leak)
-        coi_g = kernel_norm_sq(A_prev, S_prev, gamma)
         H_gamma = kinetic - 0.5 * leak * coi_g
         Wl = W[l - 1]
         rows.append(
@@ -184,15 +182,15 @@ def leaky_resnet_layers(
                 "kinetic": kinetic,
                 "coi_gamma": coi_g,
                 "gamma": gamma,
-                "kernel_cond": float(theory.kernel_condition(S_prev, gamma)),
+                "kernel_cond": float(svd_prev.condition(gamma)),
                 "H_gamma": H_gamma,
                 "rank_H_gamma": -2.0 / leak * H_gamma,
-                "coi": cost_of_identity(A),
-                "coi_residual": coi_residual(A),
-                "coi_nobias": cost_of_identity(A, bias=False),
-                "coi_nobias_residual": coi_residual(A, bias=False),
-                "stable_rank": stable_rank(A),
-                "cp_residual": float(theory.critical_point_residual(Wl, A_prev, Bl, leak)),
+                "coi": float(coi),
+                "coi_residual": float(coi_res),
+                "coi_nobias": float(coi_nobias),
+                "coi_nobias_residual": float(coi_nobias_res),
+                "stable_rank": float(theory.stable_rank(A, singular_values=s_A)),
+                "cp_residual": float(theory.critical_point_residual(Wl, A_prev, Bl, leak, BS=BS)),
                 "B_norm": float(Bl.norm()),
                 "BS_norm": float(BS.norm()),
                 "V_norm": float(np.sqrt(max(v2, 0.0))),
@@ -201,9 +199,10 @@ def leaky_resnet_layers(
                 "bias_norm_sq": float(Wl[:, w].pow(2).sum()),
             }
         )
-        for name, M in (("W", Wl), ("A", A)):
-            for i, s in enumerate(torch.linalg.svdvals(M)[:top].tolist()):
+        for name, values in (("W", torch.linalg.svdvals(Wl)), ("A", s_A)):
+            for i, s in enumerate(values[:top].tolist()):
                 spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
+        svd_prev = svd
     return LayerTable(rows=rows, spectra=spectra)
 
 

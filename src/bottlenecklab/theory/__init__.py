@@ -22,9 +22,11 @@ from bottlenecklab.theory._circle import (
     eq6,
 )
 from bottlenecklab.theory._coi import (
+    KernelSVD,
     cost_of_identity,
     kernel_condition,
     kernel_norm_sq,
+    kernel_norms_sq,
     relative_gamma,
     stable_rank,
 )
@@ -154,6 +156,7 @@ __all__ = [
     "R_CUTOFF",
     "Field",
     "IdentityConstruction",
+    "KernelSVD",
     "Weights",
     "bias_free",
     "circle_inputs",
@@ -201,6 +204,7 @@ __all__ = [
     "identity_construction",
     "kernel_condition",
     "kernel_norm_sq",
+    "kernel_norms_sq",
     "kernel_ridge_regression",
     "kernel_test_error",
     "kink_free_start",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from bottlenecklab.theory._coi import KernelSVD
 from bottlenecklab.theory._features import features
 
 __all__ = ["coi_residual"]
@@ -19,5 +20,4 @@ def coi_residual(A: torch.Tensor, *, bias: bool = True) -> torch.Tensor:
     Args:
         A: `[N, w]`; bias: `S = [relu(A), 1]` (`True`) or `relu(A)`.
     """
-    S = features(A, bias)  # [N, m]
-    return (A - S @ (torch.linalg.pinv(S) @ A)).norm() / A.norm().clamp_min(1e-300)
+    return KernelSVD.of(features(A, bias)).norm_sq_and_residual(A)[1]

@@ -37,20 +37,29 @@ deliberately wrong one in tests: the experiments take it as a parameter so that 
 claims can be shown to fail)."""
 
 
-def hamiltonian(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Tensor:
+def hamiltonian(
+    A: torch.Tensor, B: torch.Tensor, leak: float, *, BS: torch.Tensor | None = None
+) -> torch.Tensor:
     """`H = (L~/2) ||B^T sigma(A)||_F^2 - L~ <B, A>` (paper 000, §1.5).
 
     Args:
         A: representation `[..., N, w]`; B: momentum `[..., N, w]`; leak: effective depth `L~`.
+        BS: `B^T sigma(A)` `[..., w, w+1]` when the caller has it (saves the product).
     Returns:
         `[...]`: a 0-d tensor for one state, one value per state for a path `[n, N, w]`.
     """
-    BS = B.transpose(-1, -2) @ sigma(A)  # [..., w, w+1]
+    if BS is None:
+        BS = B.transpose(-1, -2) @ sigma(A)  # [..., w, w+1]
     return 0.5 * leak * BS.pow(2).sum((-2, -1)) - leak * (B * A).sum((-2, -1))
 
 
 def critical_point_residual(
-    W: torch.Tensor, A_prev: torch.Tensor, B: torch.Tensor, leak: float
+    W: torch.Tensor,
+    A_prev: torch.Tensor,
+    B: torch.Tensor,
+    leak: float,
+    *,
+    BS: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """`||W_l - L~ B_l^T sigma(A_{l-1})||_F / ||W_l||_F`: 0 at a critical point of the
     regularized loss, where `W_l = L~ B_l^T S_{l-1}` (paper 000, §1.1; spec "Momenta").
@@ -58,10 +67,12 @@ def critical_point_residual(
     Args:
         W: layer weights `[..., w, w+1]` (bias last); A_prev: its input `[..., N, w]`;
         B: the momentum `B_l` `[..., N, w]`; leak: `L~`.
+        BS: `B_l^T sigma(A_{l-1})` `[..., w, w+1]` when the caller has it.
     Returns:
         `[...]` (one value per layer for stacked layers).
     """
-    BS = B.transpose(-1, -2) @ sigma(A_prev)  # [..., w, w+1]
+    if BS is None:
+        BS = B.transpose(-1, -2) @ sigma(A_prev)  # [..., w, w+1]
     return (W - leak * BS).norm(dim=(-2, -1)) / W.norm(dim=(-2, -1)).clamp_min(1e-300)
 
 
