@@ -33,8 +33,8 @@ def main(argv: list[str]) -> int:
         every[name]()
     if not argv:
         print(
-            "not measured here: the paper recipe at paper size (Adam 20000 + SGD 10000, about "
-            "an hour on this CPU) against ours; "
+            "not in this set: the paper recipe at paper size against ours (over an hour on "
+            "one core: `python -m benchmarks paper-recipe`, result in the README); "
             + (
                 "GPU step time and ensemble speed-up: run on the GPU machine"
                 if torch.cuda.is_available()

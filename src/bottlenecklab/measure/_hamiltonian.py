@@ -155,12 +155,13 @@ def leaky_resnet_layers(
     spectra: list[dict[str, float | str]] = []
     # One SVD per feature matrix: S_l serves the gamma = 0 COI of A_l at layer l and the
     # ridge, conditioning and relaxed norms of layer l + 1, whose input it is.
-    svd_prev = theory.KernelSVD.of(features(path[0]))
+    S_prev = features(path[0])  # [N, w+1]
+    svd_prev = theory.KernelSVD.of(S_prev)
     for l in range(1, len(path)):
         A_prev, A = path[l - 1], path[l]
         Bl = B[l - 1]  # [N, w]
-        S_prev = features(A_prev)  # [N, w+1]
-        svd = theory.KernelSVD.of(features(A))  # S_l = [relu(A_l), 1]
+        S = features(A)  # S_l = [relu(A_l), 1]
+        svd = theory.KernelSVD.of(S)
         (coi, coi_res), (coi_nobias, coi_nobias_res) = svd.nested_norm_sq_and_residual(A, w)
         s_A = torch.linalg.svdvals(A)
         BS = Bl.T @ S_prev  # [w, w+1]
@@ -202,7 +203,7 @@ def leaky_resnet_layers(
         for name, values in (("W", torch.linalg.svdvals(Wl)), ("A", s_A)):
             for i, s in enumerate(values[:top].tolist()):
                 spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
-        svd_prev = svd
+        S_prev, svd_prev = S, svd
     return LayerTable(rows=rows, spectra=spectra)
 
 
