@@ -24,12 +24,13 @@ _threshold_backward = torch.ops.aten.threshold_backward
 
 def _layer_major(weights: torch.Tensor, rho: torch.Tensor, leak: torch.Tensor):
     """`(rho W^T [L, E, w, w], rho b [L, E, 1, w], c [L, E, 1, 1])` from `weights`
-    `[E, L, w, w+1]`, `rho` `[E, L]`, `leak` `[E]`: contiguous per layer."""
+    `[E, L, w, w+1]`, `rho` `[E, L]`, `leak` `[E]`, indexed by layer first. `rho W^T` and
+    `rho b` are strided views of one scaled copy (the GEMMs take them as they are)."""
     w = weights.shape[-2]
     r = rho[..., None, None]  # [E, L, 1, 1]
     scaled = (r * weights).transpose(0, 1)  # layer-major: [L, E, w, w+1]
-    Wt = scaled[..., :w].transpose(-1, -2).contiguous()  # [L, E, w_in, w_out]
-    bias = scaled[..., w:].transpose(-1, -2).contiguous()  # [L, E, 1, w]
+    Wt = scaled[..., :w].transpose(-1, -2)  # [L, E, w_in, w_out]
+    bias = scaled[..., w:].transpose(-1, -2)  # [L, E, 1, w]
     c = (1 - r * leak[:, None, None, None]).transpose(0, 1).contiguous()  # [L, E, 1, 1]
     return Wt, bias, c
 
@@ -74,24 +75,25 @@ class _LeakyStack(torch.autograd.Function):
     def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
         _, Wt, c, diffs, sizes, *relus = output
         ctx.mark_non_differentiable(Wt, c, diffs, sizes, *relus)
+        # No zero-filled gradients for the extra outputs (one [N, w] fill per layer).
+        ctx.set_materialize_grads(False)
         ctx.save_for_backward(Wt, c, inputs[2], *relus)
 
     @staticmethod
     def backward(ctx: Any, G: torch.Tensor, *_unused: Any):
         Wt, c, rho, *relus = ctx.saved_tensors
+        if G is None:  # A_L does not reach the loss
+            return None, None, None, None, None
         L, E, w = Wt.shape[0], Wt.shape[1], Wt.shape[-1]
-        dWt = torch.empty_like(Wt)  # [L, E, w_in, w_out]
-        dbias = torch.empty((L, E, 1, w), dtype=G.dtype, device=G.device)
+        # written in place, layer by layer, in the weights' own layout [E, L, w, w+1]
+        dW = torch.empty((E, L, w, w + 1), dtype=G.dtype, device=G.device)
         G = G.contiguous()
         for l in range(L - 1, -1, -1):
             R = relus[l]
-            torch.bmm(R.transpose(-1, -2), G, out=dWt[l])  # relu(A)^T G
-            torch.sum(G, dim=-2, keepdim=True, out=dbias[l])
+            torch.bmm(G.transpose(-1, -2), R, out=dW[:, l, :, :w])  # G^T relu(A)
+            torch.sum(G, dim=-2, out=dW[:, l, :, w])
             T = _threshold_backward(torch.bmm(G, Wt[l].transpose(-1, -2)), R, 0)
             G = T.addcmul_(c[l], G)  # dC/dA_{l-1} = c G + 1[A > 0] (G rho W)
-        dW = torch.empty((E, L, w, w + 1), dtype=G.dtype, device=G.device)
-        dW[..., :w].copy_(dWt.permute(1, 0, 3, 2))
-        dW[..., w].copy_(dbias[:, :, 0].transpose(0, 1))
         dW.mul_(rho[..., None, None])  # d(rho W)/dW
         return G, dW, None, None, None
 
