@@ -29,7 +29,12 @@ so it is not the L-BFGS length. The flagship's newer recipe (L-BFGS 3000, then 4
 trust-region Newton iterations) gives 6/8 as well (2026-11-24): slope 0.355, and
 inequality (2) at 23 of 30 layers at L~ = 24. That recipe brings the residual no lower
 than 0.05 (the ReLU kinks, see `hamiltonian-vs-depth`), so this preset keeps its own
-recipe. Whether larger L~ flattens the path length is not measured.
+recipe. Larger L~ does not flatten it (2026-11-24, depth L = 60 so that rho L~ <= 0.8,
+seed 0, one thread): with this preset's recipe L~ = 24 ends at residual 0.19 with path
+length 45.8 (36 and 48 do not converge: residuals 0.35, 0.95); with the flagship's
+Newton recipe L~ = 36 converges (residual 0.118, path length 51.6, -(2/L~)H median 4.73)
+and L~ = 48 does not (0.55). From 24 to 36 the slope is 0.29: the path length still
+grows like L~^0.3 at the largest converged L~ reached here.
 """
 
 from __future__ import annotations
