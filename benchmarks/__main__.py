@@ -6,7 +6,16 @@ import sys
 
 import torch
 
-from benchmarks import convergence, ensemble, executor, naive, paper_recipe, paper_size, stack
+from benchmarks import (
+    convergence,
+    ensemble,
+    executor,
+    gpu,
+    naive,
+    paper_recipe,
+    paper_size,
+    stack,
+)
 
 BENCHMARKS = {
     "convergence": convergence.main,
@@ -16,8 +25,10 @@ BENCHMARKS = {
     "paper-size": paper_size.main,
     "stack": stack.main,
 }
+if torch.cuda.is_available():
+    BENCHMARKS["gpu"] = gpu.main
 # On demand only (over an hour on one core): `python -m benchmarks paper-recipe`.
-ON_DEMAND = {"paper-recipe": paper_recipe.main}
+ON_DEMAND = {"paper-recipe": paper_recipe.main, "gpu": gpu.main}
 
 
 def main(argv: list[str]) -> int:
@@ -32,16 +43,9 @@ def main(argv: list[str]) -> int:
     for name in names:
         every[name]()
     if not argv:
-        print(
-            "not in this set: the paper recipe at paper size against ours (over an hour on "
-            "one core: `python -m benchmarks paper-recipe`, result in the README); "
-            + (
-                "GPU step time and ensemble speed-up: run on the GPU machine"
-                if torch.cuda.is_available()
-                else "GPU step time and ensemble speed-up (no CUDA device here)"
-            ),
-            flush=True,
-        )
+        paper_recipe.summary()
+        if not torch.cuda.is_available():
+            gpu.main()  # says what is not measured
     return 0
 
 
