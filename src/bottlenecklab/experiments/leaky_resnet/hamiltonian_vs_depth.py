@@ -44,6 +44,14 @@ that needs a gradient to vanish can converge there. Iterates whose losses agree 
 have residuals of 0.08-0.26 and medians of 4.11-4.63. Choosing sigma'(0) in [0, 1] at
 those entries to best satisfy the critical-point identity (a Clarke subgradient) lowers
 the median residual only from 0.12 to 0.06. The early and late layers keep 0.2-0.5.
+Other teachers of the family (`--set task.dims=[20,k,20]`, seed 0, 2026-11-24):
+k* = 3 passes 4/4 (medians -0.47, 2.04, 2.58, 2.74; residuals <= 0.107). k* = 8 FAILS
+4/4 on the gate: the residual at L~ = 24 is 0.52 (> 0.3), the medians are 3.47, 5.77,
+5.22, 2.95, and the network sits below rank 8 (min COI_gamma 5.8 at L~ = 24, train cost
+0.77 against 0.12 for k* = 3). With lam = 0.02 the medians rise to -0.43, 5.61, 6.89,
+6.76, but the residual at L~ = 24 is 0.30 and 6.76 < 7, so it still fails. An
+8-dimensional bottleneck needs more than this preset's width 40 and schedule give; not
+fixed.
 """
 
 from __future__ import annotations
