@@ -1,11 +1,12 @@
 """Our leaky-ResNet training step vs the reference program `shared/bench/naive_leaky_resnet.py`
-(one nn.Linear per layer, Python loop), same configuration and thread count, one process
-after the other."""
+(one nn.Linear per layer, Python loop), same configuration and thread count, alternating
+`ROUNDS` times (the reference in its own process, then ours); medians of each."""
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -20,6 +21,7 @@ from bottlenecklab.tasks import data_cost
 NAIVE = Path(__file__).resolve().parents[1] / ".." / "shared" / "bench" / "naive_leaky_resnet.py"
 N, WIDTH, DEPTH, LEAK, D, STEPS, THREADS, LAM = 1000, 200, 50, 5.0, 20, 20, 1, 0.002
 TARGET = 1.5  # the time-to-result issue's speed-up target at paper size
+ROUNDS = 3
 
 
 def _ours() -> float:
@@ -53,12 +55,16 @@ def main() -> dict[str, float] | None:
         return None
     args = [f"--n={N}", f"--width={WIDTH}", f"--depth={DEPTH}", f"--leak={LEAK}", f"--d={D}"]
     args += [f"--steps={STEPS}", f"--threads={THREADS}"]
-    out = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True)
-    naive = json.loads(out.stdout.strip().splitlines()[-1])["ms_per_step"]
-    ours = _ours()
+    naives, ourses = [], []
+    for _ in range(ROUNDS):
+        out = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True)
+        naives.append(json.loads(out.stdout.strip().splitlines()[-1])["ms_per_step"])
+        ourses.append(_ours())
+    naive, ours = statistics.median(naives), statistics.median(ourses)
     print(
         f"naive: leaky ResNet N={N} w={WIDTH} L={DEPTH} float32, {THREADS} thread: "
-        f"reference {naive:.1f} ms/step, ours {ours:.1f} ms/step -> {naive / ours:.2f}x "
+        f"reference {naive:.1f} ms/step, ours {ours:.1f} ms/step (medians of {ROUNDS} "
+        f"alternating rounds) -> {naive / ours:.2f}x "
         f"(target >= {TARGET:g}x: {'met' if naive / ours >= TARGET else 'NOT MET'}) ({load()})",
         flush=True,
     )
