@@ -21,7 +21,8 @@ MEMBERS, STEPS = 8, 100
 THREADS = 1  # as the sweep executors run every job (2 threads thrash on a shared machine)
 
 
-def _members():
+def members():
+    """(`MEMBERS` fresh quick-size nets, their data, their configs): one ensemble's input."""
     task = TeacherConfig(dims=(10, 3, 10), n_train=300, n_test=300)
     model = LeakyResNetConfig(width=50, depth=30, leak=10.0, schedule="adaptive")
     cfg = TrainConfig(
@@ -37,8 +38,8 @@ def _time(threads: int, repeats: int = 3) -> tuple[float, float]:
     torch.set_num_threads(threads)
     seq, ens = float("inf"), float("inf")
     for _ in range(repeats):
-        seq = min(seq, timed(_sequential(*_members()))[0])
-        ens = min(ens, timed(functools.partial(train_ensemble, *_members()))[0])
+        seq = min(seq, timed(_sequential(*members()))[0])
+        ens = min(ens, timed(functools.partial(train_ensemble, *members()))[0])
     return seq, ens
 
 

@@ -59,13 +59,13 @@ def ensemble_times(device: str) -> tuple[float, float]:
     """(8 sequential runs, one 8-member ensemble) wall seconds on `device`, best of 2."""
 
     def sequential() -> None:
-        nets, data, cfgs = ensemble._members()
+        nets, data, cfgs = ensemble.members()
         for m, d, c in zip(nets, data, cfgs):
             train(m, d, c, progress=False, device=device)
         _sync(device)
 
     def batched() -> None:
-        train_ensemble(*ensemble._members(), device=device)
+        train_ensemble(*ensemble.members(), device=device)
         _sync(device)
 
     seq = min(timed(sequential)[0] for _ in range(2))
@@ -86,7 +86,7 @@ def main(device: str = "cuda") -> dict[str, float] | None:
     name = torch.cuda.get_device_name() if device.startswith("cuda") else device
     ms = step_ms(device)
     print(f"gpu ({name}): paper-size float32 training step {ms:.2f} ms ({load()})", flush=True)
-    ours = paper_recipe._run("gpu", paper_recipe.OURS, "float64", RESIDUAL, CAP_S, device)
+    ours = paper_recipe.run_recipe("gpu", paper_recipe.OURS, "float64", RESIDUAL, CAP_S, device)
     reached = ours["final_residual"] <= RESIDUAL
     print(
         f"gpu ({name}): time to median residual <= {RESIDUAL:g} at paper size (L~ = "

@@ -57,7 +57,7 @@ class _Reached(Exception):
     """Raised from the log callback to stop training at the residual sought."""
 
 
-def _run(
+def run_recipe(
     name: str,
     phases: tuple[PhaseConfig, ...],
     dtype: str,
@@ -144,12 +144,12 @@ def main() -> dict[str, Any]:
             flush=True,
         )
     else:
-        paper = _run("paper", base, "float32", None, float("inf"))
+        paper = run_recipe("paper", base, "float32", None, float("inf"))
     out["paper"] = paper
     OUT.parent.mkdir(parents=True, exist_ok=True)
     write_json(OUT, out)
     # past half the paper recipe's time the target is missed anyway
-    ours = _run("ours", OURS, "float64", paper["final_residual"], paper["total_s"] / 2)
+    ours = run_recipe("ours", OURS, "float64", paper["final_residual"], paper["total_s"] / 2)
     out["ours"] = ours
     for r in (paper, ours):
         print(
