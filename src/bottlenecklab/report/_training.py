@@ -37,7 +37,7 @@ def training_curves(record: RunRecord, folder: Path) -> list[Path]:
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_title(title, fontsize=9)
-    if len(by_run) <= 12:
+    if 1 < len(by_run) <= 12 and any(labels.get(rid) for rid in by_run):
         axes[0].legend(fontsize=6, frameon=False)
     path = folder / "training_curves.png"
     save(fig, path)
