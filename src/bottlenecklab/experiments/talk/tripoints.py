@@ -44,6 +44,15 @@ at a rank-2 solution, so the failure is not a convergence failure; with the spec
 layout the rank-1 claim of the slide was not reproduced at L <= 20 (the talk gives no
 sizes; other layouts, e.g. classes along a curve, were not tried as the spec fixes this
 one). The two deep-net claims stay failing.
+
+Layout pilot (2026-11-25, seeds 0-2, quick recipe otherwise): narrower blobs,
+`task.sigma = 0.15`, where the linear rank-1 scalar `x_1 / 2 + x_2` already separates the
+four classes with 3 sigma margins, so a rank-1 classifier fits without folding: lam = 1e-2
+and 3e-2 (shallow and deep), and lam = 1e-2 with the deep net's He init scaled by 0.7 or
+0.85 (smaller scales, 0.2 and 0.5, collapse to W = 0 at lam = 1e-2), all converge to the
+same identity-like rank-2 middle (W_5 singular values 1.17-1.34 twice, then <= 0.008),
+train accuracy >= 0.98, 0-1 deep tripoints, shallow 3/3 seeds with tripoints. The deep
+net passes the 2-D input through the middle unchanged; no tried setting reached rank 1.
 """
 
 from __future__ import annotations
