@@ -49,7 +49,11 @@ the error explanation (same preset, `task.n_train = 2048`; 10 min 45 s CPU, too 
 quick preset): test cost 0.049 (from 0.170), PCA crossings 30 vs 25 random (ratio 1.2,
 from 5.7), the other claims as above (4/4 gap layers, rotation ratio 0.040, layer 2
 0.127): better generalization removes most crossings but not enough for the 0.25 bound,
-which asks for <= ~4-6 crossings among 100 short, dense paths.
+which asks for <= ~4-6 crossings among 100 short, dense paths. Longer paths do not help
+(2026-11-25, `task.eta = 0.05`, 2.5 times the step, quick preset otherwise, 3 min 15 s
+CPU): 697 PCA crossings vs 83 random (ratio 8.4); the other claims pass (4/4 gap layers,
+rotation ratio 0.055): the longer paths run together into the minimum `v = +-w`, where
+the network's errors cross them.
 """
 
 from __future__ import annotations
