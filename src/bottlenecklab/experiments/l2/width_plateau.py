@@ -46,7 +46,7 @@ the gate, on widths 2-8 (largest gradient norm 0.13, width 4).
   stationary) while the loss creeps from 3.1904807 to 3.1904476 in 300 iterations
   (1e-5 relative): a slow nonsmooth valley, not a certified minimum. The final L-BFGS
   restarts of widths 2-8 change the loss by <= 3e-7 relative over their last 1000
-  iterations; those of widths 12-32 by 5e-4 to 0.17 (values still falling).
+  iterations; those of widths 12-32 by 0 to 0.17 (median 7e-3; values still falling).
 """
 
 from __future__ import annotations
