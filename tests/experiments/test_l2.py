@@ -44,17 +44,17 @@ def test_smoke_run_writes_claims_and_figures(smoke_record, name):
         assert (out / "figures" / f"{fig}.png").exists()
 
 
-def test_single_point_training_curves_render_without_warnings(smoke_record, tmp_path):
+def test_single_point_training_curves_render_without_warnings(smoke_record):
     """One grid point has no label to put in a legend: no empty legend is asked for."""
     import warnings
 
-    from bottlenecklab.report._training import training_curves
+    from bottlenecklab.report import write_figures
 
     _, _, _, record = smoke_record(AR)
     assert len(record.points) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        paths = training_curves(record, tmp_path)
+        paths = write_figures(record, ("training_curves",))
     assert [p.name for p in paths] == ["training_curves.png"]
 
 
