@@ -25,8 +25,10 @@ def _fmt(x: float) -> float | str:
 
 
 def unmeasured(id: str, source: str, statement: str, expected: str, why: str) -> Claim:
-    """A claim that could not be measured (e.g. training diverged): reported as failed."""
-    return Claim(id, source, statement, expected, f"not measured: {why}", False)
+    """A claim that could not be measured (e.g. training diverged): state `not-measured`."""
+    return Claim(
+        id, source, statement, expected, f"not measured: {why}", False, state="not-measured"
+    )
 
 
 def in_range(id: str, source: str, statement: str, value: float, lo: float, hi: float) -> Claim:
@@ -82,7 +84,9 @@ def gated(claim: Claim, residual: float, threshold: float, what: str = "residual
     if ok:
         return dataclasses.replace(claim, expected=expected)
     measured = f"{claim.measured} (not converged: {what} = {_fmt(residual)} > {threshold:g})"
-    return dataclasses.replace(claim, expected=expected, measured=measured, passed=False)
+    return dataclasses.replace(
+        claim, expected=expected, measured=measured, passed=False, state="not-converged"
+    )
 
 
 def reported(id: str, source: str, statement: str, value: float) -> Claim:
@@ -90,4 +94,13 @@ def reported(id: str, source: str, statement: str, value: float) -> Claim:
     (state REPORTED) but never counted as a pass; `passed` only says it was measured
     (finite)."""
     ok = math.isfinite(value)
-    return Claim(id, source, statement, "reported, not asserted", _fmt(value), ok, asserted=False)
+    return Claim(
+        id,
+        source,
+        statement,
+        "reported, not asserted",
+        _fmt(value),
+        ok,
+        asserted=False,
+        state="reported",
+    )

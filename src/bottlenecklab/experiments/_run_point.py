@@ -18,6 +18,8 @@ import torch
 from bottlenecklab.config import from_dict
 from bottlenecklab.experiments._registry import get
 from bottlenecklab.experiments._spec import PointResult
+from bottlenecklab.experiments._verdicts import PREV, gate_of
+from bottlenecklab.measure import certify
 from bottlenecklab.sweeps import (
     Executor,
     RunContext,
@@ -30,6 +32,7 @@ from bottlenecklab.training import (
     TrainingDiverged,
     ensemble_phases,
     load_checkpoint,
+    save_checkpoint,
     train,
     train_ensemble,
 )
@@ -61,6 +64,15 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
     outcome, message = "done", ""
+    read = sorted({name for r in exp.reads.values() for name in r.scalars})
+    gate = gate_of(cfg)
+    earlier = _Earlier(ctx.checkpoint.parent / "earlier.pt", cfg.train, gate.earlier, model)
+
+    def on_log(row: dict[str, Any]) -> None:
+        ctx.metrics.append({**point, **row})
+        if read:
+            earlier.offer(row["step"])
+
     try:
         tr = train(
             model,
@@ -71,7 +83,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
             resume=ctx.resume,
             progress=ctx.progress,
             desc=_desc(point),
-            on_log=lambda row: ctx.metrics.append({**point, **row}),
+            on_log=on_log,
         )
         steps, wall = tr.steps, tr.wall_s
     except TrainingDiverged as e:
@@ -82,8 +94,48 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     t0 = time.perf_counter()
     m = exp.measure(model, data, cfg)
     scalars = {**m.scalars, "measure_s": time.perf_counter() - t0}
+    if exp.reads:
+        t0 = time.perf_counter()
+        cert = certify(
+            model, data, cfg.train.lam, cost=cfg.train.cost, tau=gate.tau, threshold=gate.threshold
+        )
+        scalars.update(cert.scalars())
+        scalars["certify_s"] = time.perf_counter() - t0
+        prev = earlier.load(exp, cfg, data, model)
+        if prev is not None:
+            step, before = prev
+            scalars["prev_step"] = float(step)
+            scalars.update({PREV + k: before.scalars[k] for k in read if k in before.scalars})
     info = {"outcome": outcome, "message": message, "steps": steps, "wall_s": wall}
     return RunResult(scalars, m.all_tables(), info)
+
+
+class _Earlier:
+    """The state of the network at an earlier step of the last phase (value stability,
+    spec `convergence.md` item 3), kept in `earlier.pt` beside the checkpoint so that a
+    resumed run still has it."""
+
+    def __init__(self, path, train_cfg, fraction: float, model: torch.nn.Module) -> None:
+        last = train_cfg.phases[-1]
+        self.step = train_cfg.total_steps - last.steps + int(fraction * last.steps)
+        self.path = path
+        self.model = model
+
+    def offer(self, step: int) -> None:
+        """Keep the model's state at the first logged step at or after the earlier step."""
+        if step >= self.step and not self.path.exists():
+            state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
+            save_checkpoint({"model": state, "step": step}, self.path)
+
+    def load(self, exp: Any, cfg: Any, data: Any, model: torch.nn.Module):
+        """`(step, Measurement)` of the earlier state, or None when none was kept."""
+        if not self.path.exists():
+            return None
+        state = load_checkpoint(self.path)
+        dtype = next(model.parameters()).dtype
+        other = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
+        other.load_state_dict(state["model"])
+        return state["step"], exp.measure(other, data, cfg)
 
 
 def _ensemble_key(request: RunRequest) -> str | None:

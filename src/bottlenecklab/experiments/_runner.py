@@ -31,6 +31,7 @@ from bottlenecklab.config import ConfigError, apply_overrides, from_dict, to_dic
 from bottlenecklab.experiments._points import point_requests
 from bottlenecklab.experiments._run_point import point_result, run_ensembles, run_point
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, PointResult
+from bottlenecklab.experiments._verdicts import judge
 from bottlenecklab.files import atomic_writer
 from bottlenecklab.sweeps import (
     Executor,
@@ -238,7 +239,7 @@ def _run_experiment(
     collect(store, out, [r.run_id for r in requests])
     _write_all_metrics(out, store, requests)
     record = load_run(out, {exp.name: exp})
-    claims = exp.claims(cfg, record.points)
+    claims = judge(exp, cfg, exp.claims(cfg, record.points), record.points)
     meta["wall_s"] = round(time.perf_counter() - t0, 1) + (meta.get("wall_s", 0.0) if resume else 0)
     write_json(out / "config.json", meta)
     write_json(out / "claims.json", [dataclasses.asdict(c) for c in claims])

@@ -2,13 +2,64 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PRESETS", "Claim", "Experiment", "Measurement", "PointResult"]
+__all__ = [
+    "PRESETS",
+    "STATES",
+    "Claim",
+    "Experiment",
+    "Gate",
+    "Measurement",
+    "PointResult",
+    "Reads",
+]
 
 PRESETS = ("smoke", "quick", "paper")
+
+# A claim's verdict (spec `convergence.md`): `passed` and `failed` need a converged network
+# (certificate) for claims about trained networks; `reported` is never counted.
+STATES = ("passed", "failed", "not-converged", "reported", "not-measured")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The convergence certificate's settings for an experiment (spec `convergence.md`).
+
+    Args:
+        threshold: largest nonsmooth stationarity (relative to the regularization force)
+            of a converged network.
+        tau: the kink band, relative to each layer's rms pre-activation.
+        earlier: where in the last training phase the earlier state for value stability
+            is kept (fraction of that phase's steps).
+    """
+
+    threshold: float = 1e-2
+    tau: float = 1e-6
+    earlier: float = 0.75
+
+
+@dataclass(frozen=True)
+class Reads:
+    """The per-point scalars a claim about trained networks reads, and its tolerance window.
+
+    The claim counts only when every one of them moved by at most `window / 4` between
+    the earlier state of the last phase and the end of training (value stability), and
+    every point's certificate passed.
+
+    Args:
+        scalars: names in each point's `scalars` (the measurement's summary row).
+        window: width of the claim's tolerance window, in the scalars' units (or relative
+            to the value's magnitude when `relative`).
+        relative: `window` is relative (e.g. a 2 % tolerance: `window=0.02`).
+    """
+
+    scalars: tuple[str, ...]
+    window: float
+    relative: bool = False
 
 
 @dataclass(frozen=True)
@@ -21,6 +72,13 @@ class Claim:
         measured: the measured value(s); passed: whether `measured` meets `expected`;
         asserted: False for a number the spec asks only to report (no criterion): such a
             claim is shown as REPORTED and never counted as a pass or a failure.
+        state: the verdict, one of `STATES` (set by the runner; `passed` is True exactly
+            when the state is `passed`).
+        certificate: for a claim about trained networks, the certificate's numbers
+            (worst stationarity and threshold, worst value change and its allowance, why
+            it failed).
+        finding: the id of the registered finding this claim is (spec-declared paper
+            statements measured not to hold), else None.
     """
 
     id: str
@@ -30,6 +88,9 @@ class Claim:
     measured: str | float | None
     passed: bool
     asserted: bool = True
+    state: str = ""
+    certificate: dict[str, Any] | None = None
+    finding: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +156,10 @@ class Experiment:
         doc: the module docstring (command to run, expected result, measured time).
         claim_figures: claim id -> the figure (a name in `figures`) that shows it; the
             report links each claim there (default: the experiment's first figure).
+        reads: claim id (or an `fnmatch` pattern such as `plateau*`) -> what it reads
+            (`Reads`): the claim is then gated by the convergence certificate.
+        ungated: claim id (or pattern) -> why no certificate applies to it (a claim on the
+            training dynamics, an identity that holds at any parameters, ...).
     """
 
     name: str
@@ -109,6 +174,23 @@ class Experiment:
     trains: bool = True
     doc: str = ""
     claim_figures: Mapping[str, str] = field(default_factory=dict)
+    reads: Mapping[str, Reads] = field(default_factory=dict)
+    ungated: Mapping[str, str] = field(default_factory=dict)
+
+    def reads_of(self, claim_id: str) -> Reads | None:
+        """What claim `claim_id` reads (`None`: not gated by the certificate)."""
+        if claim_id in self.reads:
+            return self.reads[claim_id]
+        for pattern, reads in self.reads.items():
+            if fnmatch.fnmatchcase(claim_id, pattern):
+                return reads
+        return None
+
+    def is_ungated(self, claim_id: str) -> bool:
+        """Whether `claim_id` is declared free of the certificate (`ungated`)."""
+        return claim_id in self.ungated or any(
+            fnmatch.fnmatchcase(claim_id, p) for p in self.ungated
+        )
 
     def figure_of(self, claim_id: str) -> str | None:
         """The figure that shows claim `claim_id` (`None` for an experiment without one)."""

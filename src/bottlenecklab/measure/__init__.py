@@ -6,6 +6,7 @@ same quantity (e.g. `cost_of_identity`, `hamiltonian`, `stable_rank`).
 """
 
 from bottlenecklab.measure._balancedness import balancedness_residual
+from bottlenecklab.measure._certify import Certificate, KinkMode, certify, kink_forward
 from bottlenecklab.measure._cnn import layer_frequency_singular_values, layer_modes, rollout
 from bottlenecklab.measure._coi import (
     coi_residual,
@@ -29,6 +30,7 @@ from bottlenecklab.measure._fits import fit_line, loglog_slope
 from bottlenecklab.measure._hamiltonian import (
     INPUT_PAIRED,
     LayerTable,
+    clarke_critical_point_residuals,
     critical_point_residuals,
     hamiltonian,
     hamiltonian_summary,
@@ -102,6 +104,11 @@ from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
 
 __all__ = [
+    "Certificate",
+    "KinkMode",
+    "certify",
+    "clarke_critical_point_residuals",
+    "kink_forward",
     "INPUT_PAIRED",
     "RANK_FLOOR",
     "LayerTable",

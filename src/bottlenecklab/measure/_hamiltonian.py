@@ -15,12 +15,14 @@ import numpy as np
 import torch
 
 from bottlenecklab import theory
+from bottlenecklab.measure._certify import TAU, KinkMode, minimize_box
 from bottlenecklab.measure._coi import as_float64, features
 from bottlenecklab.tasks import data_cost
 
 __all__ = [
     "INPUT_PAIRED",
     "LayerTable",
+    "clarke_critical_point_residuals",
     "critical_point_residuals",
     "hamiltonian",
     "hamiltonian_summary",
@@ -84,6 +86,51 @@ def critical_point_residuals(model: Any, X: Any, Y: Any, lam: float) -> np.ndarr
     W = model.weights.detach().to(device="cpu", dtype=torch.float64)  # [L, w, w+1]
     A_prev = torch.stack(path[:-1])  # [L, N, w]
     return theory.critical_point_residual(W, A_prev, B, leak).numpy()
+
+
+def clarke_critical_point_residuals(
+    model: Any, X: Any, Y: Any, lam: float, *, tau: float = TAU, max_iter: int = 50
+) -> np.ndarray:
+    """Per-layer critical-point residual in its Clarke form, `[L]`, float64 (spec
+    `convergence.md`, item 4): `min_s ||W_l - L~ B_l(s)^T S_{l-1}|| / ||W_l||`, where
+    `B_l(s)` backpropagates with the ReLU derivative free in `[0, 1]` on the kink set of
+    every later layer (`|A| <= tau rms(A)`), chosen per layer. Starts from autograd's
+    derivative, so it never exceeds `critical_point_residuals`, and equals it where no
+    later layer has a kink.
+    """
+    leak = float(model.leak)
+    net = copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
+    X, Y = as_float64(X), as_float64(Y)
+    W = net.weights.detach()  # [L, w, w+1]
+    rec = KinkMode(tau)
+    with rec:
+        path = net.forward_path(X)
+    calls = rec.calls  # call j applies relu to A_j (j = 0..L-1)
+    C = data_cost(path[-1] @ net.pout.T, Y)
+    B = -torch.stack(torch.autograd.grad(C, path[1:])) / lam  # [L, N, w]
+    A_prev = torch.stack([A.detach() for A in path[:-1]])
+    out = theory.critical_point_residual(W, A_prev, B, leak).numpy().copy()
+    s0 = [(c.z[c.mask] > 0).to(torch.float64) for c in calls]
+    for l in range(1, len(path)):
+        free = [j for j in range(l, len(calls)) if int(calls[j].mask.sum())]
+        if not free:
+            continue
+
+        def objective(s_free: list[torch.Tensor], l: int = l, free: list[int] = free):
+            s = list(s0)
+            for j, sj in zip(free, s_free):
+                s[j] = sj
+            with KinkMode(tau, s):
+                p = net.forward_path(X)
+            (g,) = torch.autograd.grad(
+                data_cost(p[-1] @ net.pout.T, Y), p[l], create_graph=True
+            )
+            r = theory.critical_point_residual(W[l - 1], A_prev[l - 1], -g / lam, leak)
+            return r.pow(2)
+
+        value, _ = minimize_box(objective, [s0[j] for j in free], max_iter)
+        out[l - 1] = min(out[l - 1], float(np.sqrt(max(value, 0.0))))
+    return out
 
 
 def hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:

@@ -15,8 +15,12 @@ __all__ = ["FCNN", "FCNNConfig", "leaky_relu"]
 
 
 def leaky_relu(x: torch.Tensor, slope: float) -> torch.Tensor:
-    """`sigma_a(x) = x` for `x >= 0`, `a x` otherwise."""
-    return torch.where(x >= 0, x, slope * x)
+    """`sigma_a(x) = x` for `x >= 0`, `a x` otherwise.
+
+    Through `torch.relu` / `F.leaky_relu`, so that `measure.certify` finds the kinks (its
+    derivative at exactly 0 is autograd's: `a`).
+    """
+    return torch.relu(x) if slope == 0.0 else nn.functional.leaky_relu(x, slope)
 
 
 @dataclass(frozen=True)

@@ -68,12 +68,15 @@ from bottlenecklab.experiments._claims import (
     non_decreasing,
     unmeasured,
 )
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
-from bottlenecklab.experiments.leaky_resnet._common import (
-    MAX_RESIDUAL,
-    converged,
-    layer_measurement,
+from bottlenecklab.experiments._spec import (
+    Claim,
+    Experiment,
+    Gate,
+    Measurement,
+    PointResult,
+    Reads,
 )
+from bottlenecklab.experiments.leaky_resnet._common import layer_measurement
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -97,8 +100,8 @@ class Config:
             gives no number; 1 is the trivial predictor; 0.5 asks that the network explain
             half of the test variance, which the quick preset's N = 300 samples of a
             20-dimensional input allow — it measures ~0.36).
-        max_residual: convergence gate of every claim (`_common.MAX_RESIDUAL`): the median
-            critical-point residual of every network must be at most this.
+        certify: the convergence certificate of every claim (spec `convergence.md`):
+            nonsmooth stationarity <= 1e-2 of the regularization force (the spec's default).
     """
 
     task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
@@ -114,7 +117,7 @@ class Config:
     trend_tolerance: float = 0.1
     coi_tolerance: float = 0.25
     test_error_bound: float = 0.5
-    max_residual: float = MAX_RESIDUAL
+    certify: Gate = Gate()
 
 
 def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
@@ -191,7 +194,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             cfg.test_error_bound,
         ),
     ]
-    return converged(out, by_leak, cfg.max_residual)
+    return out
 
 
 # Presets: only what changes, with the reason.
@@ -253,4 +256,11 @@ EXPERIMENT = Experiment(
     claims=claims,
     figures=("hamiltonian_vs_leak", "layer_portrait"),
     doc=__doc__ or "",
+    # What each claim reads, per L~, with its tolerance window (value stability: 1/4).
+    reads={
+        "rank-at-largest-leak": Reads(("rank_H_median",), window=1.5),  # [k*-1, k*+0.5]
+        "from-below": Reads(("rank_H_median",), window=0.5),  # never above k* + 0.5
+        "coi-from-above": Reads(("coi_gamma_min", "rank_H_median"), window=0.25),
+        "test-error": Reads(("test_error",), window=0.5),  # bound 0.5 above 0
+    },
 )

@@ -1,0 +1,120 @@
+"""A claim's verdict (spec `convergence.md`): the convergence certificate and value
+stability of every point a claim about trained networks reads, then its own criterion.
+
+`run_point` stores, per trained point, the certificate's numbers (`cert_*` scalars) and
+the scalars the claims read at an earlier state of the last phase (`prev_<name>`);
+`judge` turns each claim of the experiment into one of `STATES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult, Reads
+
+__all__ = ["PREV", "count_states", "gate_of", "judge", "stability"]
+
+PREV = "prev_"  # prefix of a scalar's value at the earlier state of the last phase
+
+
+def gate_of(cfg: Any) -> Gate:
+    """The experiment config's certificate settings (`cfg.certify`, else the defaults)."""
+    gate = getattr(cfg, "certify", None)
+    return gate if isinstance(gate, Gate) else Gate()
+
+
+def stability(points: Sequence[PointResult], reads: Reads) -> dict[str, Any]:
+    """The largest change of a read scalar, relative to its allowance `window / 4`.
+
+    Returns `{"change", "allowed", "scalar", "point", "ratio"}` for the worst one
+    (`ratio <= 1`: stable); `ratio = inf` when a point has no earlier value.
+    """
+    worst: dict[str, Any] = {"ratio": 0.0, "change": 0.0, "allowed": reads.window / 4}
+    for p in points:
+        for name in reads.scalars:
+            v, v0 = p.scalars.get(name), p.scalars.get(PREV + name)
+            if v is None or v0 is None or not (math.isfinite(v) and math.isfinite(v0)):
+                ratio, change = math.inf, math.nan
+            else:
+                scale = abs(v) if reads.relative else 1.0
+                allowed = reads.window / 4 * scale
+                change = abs(v - v0)
+                ratio = change / allowed if allowed > 0 else (0.0 if change == 0 else math.inf)
+            if ratio > worst["ratio"] or (math.isinf(ratio) and worst["ratio"] != ratio):
+                worst = {
+                    "ratio": ratio,
+                    "change": change,
+                    "allowed": reads.window / 4 * (abs(v) if reads.relative and v else 1.0),
+                    "scalar": name,
+                    "point": p.id,
+                }
+    return worst
+
+
+def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dict[str, Any]:
+    done = [p for p in points if p.status == "done"]
+    stats = [p.scalars.get("cert_stationarity", math.nan) for p in done]
+    worst = max(stats, default=math.nan)
+    if any(not math.isfinite(s) for s in stats):
+        worst = math.nan
+    stab = stability(done, reads)
+    reasons = []
+    if not done:
+        reasons.append("no trained point")
+    elif not math.isfinite(worst):
+        reasons.append("no certificate")
+    elif worst > gate.threshold:
+        reasons.append(f"stationarity {worst:.3g} > {gate.threshold:g}")
+    if done and stab["ratio"] > 1:
+        if math.isinf(stab["ratio"]) and not math.isfinite(stab["change"]):
+            reasons.append(f"no earlier value of {stab.get('scalar')}")
+        else:
+            reasons.append(
+                f"{stab['scalar']} moved {stab['change']:.3g} > {stab['allowed']:.3g}"
+                " (1/4 of the tolerance window) over the last phase"
+            )
+    return {
+        "stationarity": worst,
+        "threshold": gate.threshold,
+        "change": stab["change"],
+        "allowed": stab["allowed"],
+        "scalar": stab.get("scalar"),
+        "converged": not reasons,
+        "reason": "; ".join(reasons),
+    }
+
+
+def judge(exp: Experiment, cfg: Any, claims: Sequence[Claim], points: Sequence[PointResult]):
+    """Each claim with its verdict (`state`, `passed`, `certificate`)."""
+    gate = gate_of(cfg)
+    return [_verdict(exp, gate, c, points) for c in claims]
+
+
+def _verdict(exp: Experiment, gate: Gate, c: Claim, points: Sequence[PointResult]) -> Claim:
+    if not c.asserted:
+        return dataclasses.replace(c, state="reported")
+    if isinstance(c.measured, str) and c.measured.startswith("not measured"):
+        return dataclasses.replace(c, state="not-measured", passed=False)
+    if c.state == "not-converged":  # the experiment's own gate said so
+        return dataclasses.replace(c, passed=False)
+    reads = exp.reads_of(c.id) if exp.trains else None
+    if reads is None:
+        return dataclasses.replace(c, state="passed" if c.passed else "failed")
+    cert = _certificate(points, reads, gate)
+    if not cert["converged"]:
+        return dataclasses.replace(c, state="not-converged", passed=False, certificate=cert)
+    state = "passed" if c.passed else "failed"
+    return dataclasses.replace(c, state=state, certificate=cert)
+
+
+def count_states(claims: Sequence[Claim]) -> dict[str, int]:
+    """How many claims are in each state (every state of `STATES`, in order)."""
+    from bottlenecklab.experiments._spec import STATES
+
+    counts = dict.fromkeys(STATES, 0)
+    for c in claims:
+        counts[c.state or ("passed" if c.passed else "failed")] += 1
+    return counts

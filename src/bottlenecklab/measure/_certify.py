@@ -1,0 +1,260 @@
+"""The convergence certificate of a trained network at ReLU kinks (spec `convergence.md`).
+
+`certify(model, data, lam)` finds the kink set of every ReLU / LeakyReLU call of the
+model's forward pass (pre-activations with `|z| <= tau * rms(z)` of that call), and the
+smallest generalized gradient of the training objective `F = C + lam R` over the
+chain-rule set where the derivative on each kink entry is free in `[a, 1]` (`a` the leaky
+slope; the set contains the Clarke subdifferential), relative to the regularization force
+`||grad(lam R)||`. Without kinks this is the relative gradient norm.
+
+Nonlinearities are found by intercepting `torch.relu`, `F.relu`, `Tensor.relu` and
+`F.leaky_relu` calls (`nn.ReLU` and `nn.LeakyReLU` call them) with a
+`TorchFunctionMode`, so any `nn.Module` whose kinks come from those calls is supported; a
+model with a hand-written backward exposes `forward_twice_differentiable` (used instead of
+`forward`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from bottlenecklab.tasks import COSTS, Dataset
+
+__all__ = ["Certificate", "KinkMode", "certify", "kink_forward"]
+
+TAU = 1e-6  # the kink band in units of the call's rms pre-activation (float64)
+THRESHOLD = 1e-2  # default stationarity threshold of a converged network
+
+_RELUS = {torch.relu, F.relu, torch.Tensor.relu, torch.relu_, torch.Tensor.relu_, F.relu_}
+_LEAKY = {F.leaky_relu, F.leaky_relu_}
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """How close a trained network is to a (nonsmooth) critical point of its loss.
+
+    Args:
+        stationarity: `min_s ||g(s)|| / ||grad(lam R)||` over derivatives `s` free on the
+            kink set (the absolute norm when `lam = 0`).
+        smooth_stationarity: the same with autograd's own derivative at the kinks
+            (the relative gradient norm).
+        grad_norm: `||grad F||` (autograd); reg_force: `||grad(lam R)||`.
+        kinks: kink-set size per nonlinearity call, in call order; entries: their sizes.
+        tau: the kink band (`|z| <= tau rms(z)`); threshold: the stationarity threshold.
+        iterations: iterations of the minimization over `s` (0 without kinks).
+    """
+
+    stationarity: float
+    smooth_stationarity: float
+    grad_norm: float
+    reg_force: float
+    kinks: tuple[int, ...]
+    entries: tuple[int, ...]
+    tau: float
+    threshold: float
+    iterations: int
+
+    @property
+    def converged(self) -> bool:
+        """`stationarity <= threshold` (and finite)."""
+        return math.isfinite(self.stationarity) and self.stationarity <= self.threshold
+
+    def scalars(self, prefix: str = "cert_") -> dict[str, float]:
+        """The record as flat scalars (a run's summary row)."""
+        return {
+            f"{prefix}stationarity": self.stationarity,
+            f"{prefix}smooth_stationarity": self.smooth_stationarity,
+            f"{prefix}grad_norm": self.grad_norm,
+            f"{prefix}reg_force": self.reg_force,
+            f"{prefix}kinks": float(sum(self.kinks)),
+            f"{prefix}kink_fraction": float(sum(self.kinks)) / max(1, sum(self.entries)),
+            f"{prefix}iterations": float(self.iterations),
+        }
+
+
+@dataclass
+class _Call:
+    z: torch.Tensor  # detached pre-activation
+    slope: float  # derivative for z < 0
+    mask: torch.Tensor  # kink set of this call (bool, like z)
+
+
+class KinkMode(TorchFunctionMode):
+    """Intercepts ReLU / LeakyReLU calls: records their pre-activations and kink sets, and
+    (when `s` is given) replaces the derivative on the kink entries by `a + s (1 - a)`.
+
+    Args:
+        tau: kink band; s: one tensor per call (its kink entries, in order), or None
+            (record only, autograd's derivative everywhere).
+    """
+
+    def __init__(self, tau: float = TAU, s: Sequence[torch.Tensor] | None = None) -> None:
+        super().__init__()
+        self.tau = tau
+        self.s = s
+        self.calls: list[_Call] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _RELUS:
+            slope = 0.0
+        elif func in _LEAKY:
+            slope = float(args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01))
+        else:
+            return func(*args, **kwargs)
+        z = args[0]
+        value = torch.where(z > 0, z, slope * z)  # the activation's value (not in place)
+        zd = z.detach()
+        rms = zd.pow(2).mean().sqrt()
+        mask = zd.abs() <= self.tau * rms
+        i = len(self.calls)
+        self.calls.append(_Call(zd, slope, mask))
+        if self.s is None:
+            return value
+        d = torch.where(zd > 0, 1.0, slope).to(z.dtype)  # [same as z]
+        free = torch.zeros_like(zd).masked_scatter(mask, self.s[i])
+        d = torch.where(mask, slope + free * (1.0 - slope), d)
+        return value.detach() + d * (z - zd)
+
+
+def kink_forward(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The forward pass the certificate differentiates: `forward_twice_differentiable`
+    where the model has one (a fused stack with a hand-written backward), else `model`."""
+    return getattr(model, "forward_twice_differentiable", model)
+
+
+def _regularization(model: Any, lam: float) -> torch.Tensor:
+    reg = getattr(model, "regularization", None)
+    if reg is not None:
+        return reg(lam)
+    return lam * sum(p.pow(2).sum() for p in model.parameters() if p.requires_grad)
+
+
+def _as_xy(data: Dataset | tuple[Any, Any], dtype, device) -> tuple[torch.Tensor, torch.Tensor]:
+    X, Y = (data.x_train, data.y_train) if isinstance(data, Dataset) else data
+    return (
+        torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X).to(device, dtype),
+        torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y).to(device, dtype),
+    )
+
+
+def certify(
+    model: torch.nn.Module,
+    data: Dataset | tuple[Any, Any],
+    lam: float,
+    *,
+    cost: str | Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = "mse",
+    tau: float = TAU,
+    threshold: float = THRESHOLD,
+    max_iter: int = 200,
+    device: str | None = None,
+) -> Certificate:
+    """The convergence certificate of `model` on its training data (spec `convergence.md`).
+
+    Args:
+        model: any `nn.Module` mapping `X` `[N, ...]` to `Y_hat`; its loss is
+            `C(Y_hat, Y) + model.regularization(lam)` (or `lam ||theta||^2` when the model
+            has no `regularization`). Not modified: a float64 copy is used.
+        data: a `Dataset` (its training split) or `(X, Y)`.
+        lam: the weight decay of the training objective.
+        cost: a name in `tasks.COSTS` or a function `(Y_hat, Y) -> scalar`.
+        tau: the kink band, relative to each call's rms pre-activation.
+        threshold: stationarity at or below which the network counts as converged.
+        max_iter: iterations of L-BFGS-B over the free derivatives `s in [0, 1]^K`.
+        device: where to compute (default: the model's device).
+    """
+    first = next(iter(model.parameters()), None)
+    device = device or (first.device if first is not None else "cpu")
+    net = copy.deepcopy(model).to(device=device, dtype=torch.float64)
+    X, Y = _as_xy(data, torch.float64, device)
+    params = [p for p in net.parameters() if p.requires_grad]
+    cost_fn = COSTS[cost] if isinstance(cost, str) else cost
+    forward = kink_forward(net)
+
+    reg_grads = torch.autograd.grad(_regularization(net, lam), params, allow_unused=True)
+    reg_force = _norm(reg_grads)
+    scale = reg_force if lam > 0 and reg_force > 0 else 1.0
+
+    recorder = KinkMode(tau)
+    with recorder:
+        loss = cost_fn(forward(X), Y) + _regularization(net, lam)
+    grad_norm = _norm(torch.autograd.grad(loss, params, allow_unused=True))
+    calls = recorder.calls
+    kinks = tuple(int(c.mask.sum()) for c in calls)
+    entries = tuple(int(c.z.numel()) for c in calls)
+    smooth = grad_norm / scale
+    best, iters = smooth, 0
+    if sum(kinks):
+        # Start at autograd's own derivative (so the minimum found is <= the smooth one).
+        s0 = [(c.z[c.mask] > 0).to(torch.float64) for c in calls]
+
+        def objective(s: list[torch.Tensor]) -> torch.Tensor:
+            with KinkMode(tau, s):
+                F_s = cost_fn(forward(X), Y) + _regularization(net, lam)
+            g = torch.autograd.grad(F_s, params, create_graph=True, allow_unused=True)
+            return sum(gi.pow(2).sum() for gi in g if gi is not None)
+
+        value, iters = minimize_box(objective, s0, max_iter)
+        best = min(smooth, math.sqrt(max(value, 0.0)) / scale)
+    return Certificate(
+        stationarity=best,
+        smooth_stationarity=smooth,
+        grad_norm=grad_norm,
+        reg_force=reg_force,
+        kinks=kinks,
+        entries=entries,
+        tau=tau,
+        threshold=threshold,
+        iterations=iters,
+    )
+
+
+def minimize_box(
+    objective: Callable[[list[torch.Tensor]], torch.Tensor],
+    s0: list[torch.Tensor],
+    max_iter: int,
+) -> tuple[float, int]:
+    """`min objective(s)` over `s in [0, 1]` (L-BFGS-B on the concatenated vector).
+
+    `objective` maps a list of tensors shaped like `s0` to a differentiable scalar.
+    Returns the smallest value evaluated (every evaluated `s` is feasible) and the
+    iteration count.
+    """
+    sizes = [int(t.numel()) for t in s0]
+    device = s0[0].device if s0 else "cpu"
+    best = [math.inf]
+
+    def fun(v: np.ndarray) -> tuple[float, np.ndarray]:
+        flat = torch.tensor(v, dtype=torch.float64, device=device, requires_grad=True)
+        parts = list(torch.split(flat, sizes))
+        val = objective(parts)
+        (grad,) = torch.autograd.grad(val, flat, allow_unused=True)
+        f = float(val.detach())
+        best[0] = min(best[0], f)
+        g = np.zeros_like(v) if grad is None else grad.detach().cpu().numpy()
+        return f, g
+
+    x0 = torch.cat([t.reshape(-1) for t in s0]).cpu().numpy()
+    res = scipy.optimize.minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, 1.0)] * len(x0),
+        options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-12},
+    )
+    return best[0], int(res.nit)
+
+
+def _norm(grads: Sequence[torch.Tensor | None]) -> float:
+    return math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
