@@ -68,7 +68,10 @@ class SymmetryDynamicsConfig:
     Args:
         dim: `d`; steps: `T`; eta: `eta_v`; e_norm: `||E||_F` of the fixed symmetric
             perturbation (`0`: exact rotation symmetry about `w`, bottleneck rank 2);
-        r_min, r_max: range of `||v(0)||`; n_train, n_test: samples.
+        r_min: smallest `||v(0)||`.
+        r_max: largest `||v(0)||`.
+        n_train: training samples.
+        n_test: test samples.
         teacher_seed: seed of `w` and `E`; `None` uses the run's seed.
     """
 

@@ -160,9 +160,12 @@ def coi_minima(
 
     Args:
         n_starts: random starts `A0 ~ N(0, 1)` of shape `[n, w]`; gen: seeded generator.
-        gamma0, steps, lr: of `minimize_cost_of_identity`.
+        gamma0: passed to `minimize_cost_of_identity`.
+        steps: passed to `minimize_cost_of_identity`.
+        lr: passed to `minimize_cost_of_identity`.
         history_points: about this many points of each COI history are kept.
-        minimize, coi: the minimizer and the COI function (tests pass wrong ones).
+        minimize: the minimizer (tests pass wrong ones).
+        coi: the COI function (tests pass wrong ones).
     Returns:
         `ends`: one row per start, `{"start": int, "rank": int, "coi": float,
         "coi_bar": float, "negative_mass": float}`;

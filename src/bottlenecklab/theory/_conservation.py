@@ -46,7 +46,9 @@ def hamiltonian_drift(A_path: torch.Tensor, B_path: torch.Tensor, leak: float) -
     """Relative drift `|H_p - H_0| / |H_0|` of the Hamiltonian along a path.
 
     Args:
-        A_path, B_path: `[n + 1, N, w]` each; leak: `L~`.
+        A_path: representations `[n + 1, N, w]`.
+        B_path: momenta `[n + 1, N, w]`.
+        leak: `L~`.
     Returns:
         `[n + 1]` (0 at `p = 0`).
     """
@@ -108,7 +110,10 @@ def drift_refinement(
     """Integrate from `(A0, B0)` at each step count and measure the drift of `H`.
 
     Args:
-        A0, B0: `[N, w]`; leak: `L~`; steps: RK4 step counts (e.g. doubling).
+        A0: initial representation `[N, w]`.
+        B0: initial momentum `[N, w]`.
+        leak: `L~`.
+        steps: RK4 step counts (e.g. doubling).
         field: the vector field (`vector_field`; tests pass wrong ones).
         series_points: about this many grid points of each drift series are kept.
         locate_kinks: integrate with `hamiltonian_flow_located` (steps cut at every sign

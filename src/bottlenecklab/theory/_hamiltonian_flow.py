@@ -85,7 +85,9 @@ def vector_field(
     `relu'(A)` is the 0/1 mask of `A > 0`.
 
     Args:
-        A, B: `[N, w]`; leak: `L~`.
+        A: representation `[N, w]`.
+        B: momentum `[N, w]`.
+        leak: `L~`.
         mask: a frozen ReLU pattern `[N, w]` (0/1): `relu(A)` is then `mask * A` and
             `relu'(A)` is `mask`, the smooth field of one linear piece (used by
             `hamiltonian_flow_located`); `None` uses the pattern of `A`.
@@ -116,7 +118,10 @@ def hamiltonian_flow(
     ReLU kink (the `dB/dp` field jumps there) is first order (see `hamiltonian_drift`).
 
     Args:
-        A0, B0: initial state, `[N, w]` each; leak: `L~`; steps: RK4 steps.
+        A0: initial representation `[N, w]`.
+        B0: initial momentum `[N, w]`.
+        leak: `L~`.
+        steps: RK4 steps.
         field: the vector field (`vector_field`; tests pass wrong ones).
     Returns:
         `A` and `B`, each `[steps + 1, N, w]`, at `p_i = i p_end / steps`.
@@ -153,6 +158,11 @@ def geodesic_weights(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Ten
     """Weights of a geodesic, `W_p = L~ B_p^T sigma(A_p)` (paper 000, §1.5).
 
     Args:
-        A, B: `[..., N, w]`. Returns `[..., w, w+1]`.
+        A: representations `[..., N, w]`.
+        B: momenta `[..., N, w]`.
+        leak: `L~`.
+
+    Returns:
+        `[..., w, w+1]`.
     """
     return leak * B.transpose(-1, -2) @ sigma(A)
