@@ -44,7 +44,7 @@ browser:
 test: $(VENV)/.installed-dev browser
 	$(VENV)/bin/ruff check src tests benchmarks tools
 	$(VENV)/bin/lint-imports
-	$(MKDOCS) build --strict --quiet --site-dir $(SITE)
+	$(MKDOCS) build --strict --site-dir $(SITE)
 	BOTTLENECKLAB_DOCS_SITE=$(SITE) $(PY) -m pytest
 
 # Every experiment's quick preset, asserting that all its claims pass (tens of minutes).

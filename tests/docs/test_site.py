@@ -36,7 +36,8 @@ def site(tmp_path_factory) -> Path:
         return ROOT / given
     out = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
+        # No --quiet: it hides the warnings that --strict turns into a failure.
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         check=True,
