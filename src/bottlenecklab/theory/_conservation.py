@@ -78,7 +78,10 @@ def kink_free_start(
     for moderate `scale` (check with `sign_crossings`).
 
     Args:
-        A0: `[N, w]`; gen: seeded generator; offset: `> 0`; scale: `>= 0`.
+        A0: `[N, w]`
+        gen: seeded generator
+        offset: `> 0`
+        scale: `>= 0`.
     Returns:
         `(A, B)`, `[N, w]` each, in the dtype of `A0`.
     """
@@ -92,7 +95,9 @@ def generic_start(
     """A generic start: `A0` itself (both signs) and a Gaussian momentum `scale G`.
 
     Args:
-        A0: `[N, w]`; gen: seeded generator; scale: `> 0`.
+        A0: `[N, w]`
+        gen: seeded generator
+        scale: `> 0`.
     """
     return A0, scale * torch.randn(A0.shape, generator=gen, dtype=A0.dtype)
 

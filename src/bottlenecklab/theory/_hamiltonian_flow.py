@@ -43,7 +43,9 @@ def hamiltonian(
     """`H = (L~/2) ||B^T sigma(A)||_F^2 - L~ <B, A>` (paper 000, §1.5).
 
     Args:
-        A: representation `[..., N, w]`; B: momentum `[..., N, w]`; leak: effective depth `L~`.
+        A: representation `[..., N, w]`
+        B: momentum `[..., N, w]`
+        leak: effective depth `L~`.
         BS: `B^T sigma(A)` `[..., w, w+1]` when the caller has it (saves the product).
     Returns:
         `[...]`: a 0-d tensor for one state, one value per state for a path `[n, N, w]`.
@@ -65,8 +67,10 @@ def critical_point_residual(
     regularized loss, where `W_l = L~ B_l^T S_{l-1}` (paper 000, §1.1; spec "Momenta").
 
     Args:
-        W: layer weights `[..., w, w+1]` (bias last); A_prev: its input `[..., N, w]`;
-        B: the momentum `B_l` `[..., N, w]`; leak: `L~`.
+        W: layer weights `[..., w, w+1]` (bias last)
+        A_prev: its input `[..., N, w]`
+        B: the momentum `B_l` `[..., N, w]`
+        leak: `L~`.
         BS: `B_l^T sigma(A_{l-1})` `[..., w, w+1]` when the caller has it.
     Returns:
         `[...]` (one value per layer for stacked layers).
@@ -134,7 +138,8 @@ def lifted_inputs(X: torch.Tensor, pin: torch.Tensor) -> torch.Tensor:
     """The input representation of a leaky ResNet, `A_0 = X Pin^T` (spec `leaky-resnets.md`).
 
     Args:
-        X: inputs `[N, d_in]`; pin: lift `[w, d_in]` (e.g. a `LeakyResNet`'s `pin`).
+        X: inputs `[N, d_in]`
+        pin: lift `[w, d_in]` (e.g. a `LeakyResNet`'s `pin`).
     Returns:
         `[N, w]`, in the dtype of `pin`.
     """
@@ -147,7 +152,10 @@ def shoot(
     """A geodesic from the lifted inputs `A_0 = X Pin^T` with initial momentum `B0`.
 
     Args:
-        X: inputs `[N, d_in]`; pin: lift `[w, d_in]`; B0: `[N, w]`; leak: `L~`.
+        X: inputs `[N, d_in]`
+        pin: lift `[w, d_in]`
+        B0: `[N, w]`
+        leak: `L~`.
     Returns:
         `A`, `B` as in `hamiltonian_flow`, over `p in [0, 1]`.
     """

@@ -38,7 +38,10 @@ def leaky_ode(
     """Integrate `dA/dp = -L~ A + sigma(A) W(p)^T` on `[0, p_end]` with RK4 (paper 000, §1.1).
 
     Args:
-        A0: `[N, w]`; W: `p -> [w, w+1]`; leak: `L~`; steps: RK4 steps.
+        A0: `[N, w]`
+        W: `p -> [w, w+1]`
+        leak: `L~`
+        steps: RK4 steps.
     Returns:
         `[steps + 1, N, w]`, the path at `p_i = i p_end / steps`.
     """
