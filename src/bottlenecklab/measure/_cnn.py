@@ -28,7 +28,8 @@ def rollout(model: torch.nn.Module, x0: np.ndarray, steps: int, size: int) -> np
     """Feed the model its own predictions: inputs (frame t-1, frame t) -> frame t+1.
 
     Args:
-        x0: `[M, 2 n^2]` the two first frames (channel-major); steps: frames to predict.
+        x0: `[M, 2 n^2]` the two first frames (channel-major)
+        steps: frames to predict.
     Returns:
         `[M, steps, n, n]` predicted frames (float64 copy of the model).
     """

@@ -33,7 +33,9 @@ def kernel_norm_sq(M: Any, S: Any, gamma: float = 0.0) -> float:
     """`||M||^2_{K + gamma I}` with `K = S S^T` (`theory.kernel_norm_sq`), in float64.
 
     Args:
-        M: `[N, w]`; S: `[N, m]`; gamma: absolute ridge, `>= 0`.
+        M: `[N, w]`
+        S: `[N, m]`
+        gamma: absolute ridge, `>= 0`.
     """
     return float(theory.kernel_norm_sq(as_float64(M), as_float64(S), float(gamma)))
 

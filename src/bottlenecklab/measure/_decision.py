@@ -32,7 +32,9 @@ def decision_map(
 
     Args:
         model: a classifier of 2-D inputs `[N, 2] -> [N, C]` (evaluated on a float64 copy).
-        lo, hi: the corners `(x0, x1)` of the grid's box; resolution: points per side.
+        lo: the lower corner `(x0, x1)` of the grid's box.
+        hi: the upper corner `(x0, x1)` of the grid's box.
+        resolution: points per side.
     Returns:
         `xs` `[R]` (axis 0), `ys` `[R]` (axis 1), `labels` `[R, R]` with
         `labels[i, j]` the class at `(xs[i], ys[j])`.

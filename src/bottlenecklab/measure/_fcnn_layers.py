@@ -63,7 +63,10 @@ def representation_bottleneck(
     parameters (App. B, Cor 17; spec **Decision**).
 
     Args:
-        model: an `FCNN`; X: training inputs `[N, d_in]`; k: the rank; p: the fraction.
+        model: an `FCNN`
+        X: training inputs `[N, d_in]`
+        k: the rank
+        p: the fraction.
     Returns:
         `{"s_next": [L] (l = 1..L), "bound": float, "layers_below": int,
         "required": float ((1 - 2p) L), "ntk_scale": float}`.

@@ -64,7 +64,9 @@ def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor],
 
     Args:
         model: a `LeakyResNet` (not modified: a float64 copy is used).
-        X: inputs `[N, d_in]`; Y: targets `[N, d_out]`; lam: the weight decay `lambda`.
+        X: inputs `[N, d_in]`
+        Y: targets `[N, d_out]`
+        lam: the weight decay `lambda`.
     Returns:
         `path` `[A_0..A_L]` and `B` `[L, N, w]` (`B[l-1]` is `B_l`), detached.
     """
@@ -187,8 +189,11 @@ def leaky_resnet_layers(
 
     Args:
         model: trained `LeakyResNet` with `leak > 0`.
-        X: inputs `[N, d_in]`; Y: targets `[N, d_out]`; lam: weight decay `lambda > 0`.
-        gamma0: relative ridge of the stable quantities; top: singular values kept per layer.
+        X: inputs `[N, d_in]`
+        Y: targets `[N, d_out]`
+        lam: weight decay `lambda > 0`.
+        gamma0: relative ridge of the stable quantities
+        top: singular values kept per layer.
     """
     leak = float(model.leak)
     if leak <= 0:

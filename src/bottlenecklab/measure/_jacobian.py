@@ -40,7 +40,8 @@ def layer_jacobians(model: Any, X: torch.Tensor) -> tuple[list[torch.Tensor], li
     `J_{l} = J_{l+1} W_{l+1} diag(sigma'(a~_l))`), on the model's own dtype.
 
     Args:
-        model: an `FCNN`; X: inputs `[N, d_in]`.
+        model: an `FCNN`
+        X: inputs `[N, d_in]`.
     Returns:
         `([J_1, ..., J_L], [a_0 = X, ..., a_{L-1}])` with `J_l` of shape `[N, d_out, n_l]`
         and `a_{l-1}` of shape `[N, n_{l-1}]`.
@@ -62,7 +63,8 @@ def input_jacobians(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
     By `torch.func.jacrev` batched with `vmap`, on a float64 copy of the model.
 
     Args:
-        model: any network mapping `[N, d_in] -> [N, d_out]`; X: `[N, d_in]`.
+        model: any network mapping `[N, d_in] -> [N, d_out]`
+        X: `[N, d_in]`.
     Returns:
         `[N, d_out, d_in]`.
     """
@@ -97,7 +99,8 @@ def jacobian_bounds(model: Any, X: torch.Tensor | np.ndarray) -> list[dict[str, 
     sum_l (d_k(W_l)^2 + ||b_l||^2)]` (`>= 0` by the theorem) with its `k`.
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`.
+        model: an `FCNN`
+        X: `[N, d_in]`.
     Returns:
         One dict per row of `X`.
     """
@@ -167,7 +170,9 @@ def random_network_slacks(
     checked away from the trained regime too.
 
     Args:
-        n: networks; width: hidden width; dim: input and output dimension;
+        n: networks
+        width: hidden width
+        dim: input and output dimension
         seed: seeds a numpy generator (an int or a list of ints).
     """
     rng = np.random.default_rng(seed)

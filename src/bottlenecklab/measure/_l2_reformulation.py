@@ -33,7 +33,8 @@ def fcnn_layers(net: Any, X: torch.Tensor) -> tuple[list, list, list]:
     `W_l = [W | b]` `[n_l, n_{l-1}+1]`.
 
     Args:
-        net: an `FCNN`; X: `[N, d_in]` in the net's dtype.
+        net: an `FCNN`
+        X: `[N, d_in]` in the net's dtype.
     """
     beta = net.cfg.bias_scale
     pre, post = net.forward_path(X)
@@ -52,8 +53,12 @@ def reformulated_losses(
     `weight = representation + null` and `representation = covariance` for any weights.
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`; Y: `[N, d_out]`; lam: `lambda`;
-        cost: `mse` (the spec's mean cost) or `cross_entropy`; r: the matched cut-off.
+        model: an `FCNN`
+        X: `[N, d_in]`
+        Y: `[N, d_out]`
+        lam: `lambda`
+        cost: `mse` (the spec's mean cost) or `cross_entropy`
+        r: the matched cut-off.
     """
     net = float64_copy(model)
     X64, Y64 = as_float64(X), as_float64(Y)
@@ -67,7 +72,8 @@ def null_norms(model: Any, X: Any, r: float = theory.R_CUTOFF) -> list[float]:
     """`||W~_l||_F = ||W_l P_perp_l||_F` per layer `l = 1..L` (paper 004, App B), float64.
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`.
+        model: an `FCNN`
+        X: `[N, d_in]`.
     """
     net = float64_copy(model)
     with torch.no_grad():
@@ -83,7 +89,10 @@ def null_step_residual(
     taken on a float64 copy (the caller's network is not changed).
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`; Y: `[N, d_out]` (mean cost); lam; lr: the step.
+        model: an `FCNN`
+        X: `[N, d_in]`
+        Y: `[N, d_out]` (mean cost); lam
+        lr: the step.
     Returns:
         `max_l ||W_{t+1} P - (1 - 2 lr lam) W_t P|| / ||W_t||` over layers.
     """
@@ -116,7 +125,10 @@ def loss_grad_norm(model: Any, X: Any, Y: Any, lam: float, *, cost: str = "mse")
     the claims about trained networks.
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`; Y: `[N, d_out]`; lam; cost: `mse` or `cross_entropy`.
+        model: an `FCNN`
+        X: `[N, d_in]`
+        Y: `[N, d_out]`; lam
+        cost: `mse` or `cross_entropy`.
     """
     net = float64_copy(model)
     loss = COSTS[cost](net(as_float64(X)), as_float64(Y)) + net.regularization(lam)
@@ -129,7 +141,8 @@ def linear_kernels(model: Any, X: Any) -> tuple[list[torch.Tensor], list[torch.T
     of a deep linear FCNN (`beta = 0`, `X` square invertible; paper 004, §3.1), float64.
 
     Args:
-        model: a linear `FCNN`; X: `[N, N]`. Returns `(measured, formula)`, lists of `[N, N]`.
+        model: a linear `FCNN`
+        X: `[N, N]`. Returns `(measured, formula)`, lists of `[N, N]`.
     """
     net = float64_copy(model)
     X64 = as_float64(X)
@@ -146,7 +159,10 @@ def forces(
     FCNN with a (leaky) ReLU (`theory.forces`; paper 004, §3.1), float64.
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`; lam: `lambda`; rel: ridge `eps / (Tr K^s / N)`.
+        model: an `FCNN`
+        X: `[N, d_in]`
+        lam: `lambda`
+        rel: ridge `eps / (Tr K^s / N)`.
     """
     net = float64_copy(model)
     with torch.no_grad():

@@ -37,7 +37,8 @@ def merge_neurons(
     (an upper bound on `Rank_sigma`).
 
     Args:
-        model: an `FCNN` with a positively homogeneous activation; X: `[N, d_in]`.
+        model: an `FCNN` with a positively homogeneous activation
+        X: `[N, d_in]`.
     Returns:
         `(merged FCNN, [n_1, ..., n_{L-1}] neurons kept per hidden layer)`.
     """
@@ -65,7 +66,8 @@ def prune_one_dim(model: Any, x: Any) -> FCNN:
     paper 004, App D.2; spec rule), on a float64 copy.
 
     Args:
-        model: an `FCNN` with `depth = 2`, `d_in = d_out = 1`, ReLU; x: inputs `[N, 1]`.
+        model: an `FCNN` with `depth = 2`, `d_in = d_out = 1`, ReLU
+        x: inputs `[N, 1]`.
     Returns:
         The pruned network: same outputs on `x`, `||theta||^2` not larger, `<= 4N` neurons.
     """
@@ -85,7 +87,9 @@ def bipartite_pattern(model: Any, X: Any, cos: float = 0.99) -> dict[str, float]
     against the cross pairs `(e_i + e_j)/sqrt 2` (paper 004, Prop 13; `X = I_N`, `beta = 0`).
 
     Args:
-        model: a depth-2 `FCNN`; X: `[N, N]` (the identity); cos: the match threshold.
+        model: a depth-2 `FCNN`
+        X: `[N, N]` (the identity)
+        cos: the match threshold.
     Returns:
         `neurons` (merged count), `matched` (neurons with cosine `> cos` to some pair),
         `pairs_covered` (of the `N^2/4` pairs, those matched by some neuron), `pairs`.
@@ -127,7 +131,8 @@ def plateau_start(widths: list[float], best: list[float], tol: float) -> float:
     `l2-sparsity.md`, Sparsity: the plateau of Prop 6-7, Cor 9); `nan` for no widths.
 
     Args:
-        widths: increasing widths; best: their best losses (positive).
+        widths: increasing widths
+        best: their best losses (positive).
     """
     if not best:
         return math.nan

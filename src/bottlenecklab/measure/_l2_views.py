@@ -13,7 +13,8 @@ def uncentered_pca(Z: torch.Tensor, view: str, k: int = 2) -> torch.Tensor:
     origin stay rays; spec `l2-sparsity.md`, Attraction and repulsion).
 
     Args:
-        Z: `[N, n]`; view: `rows` (data points: the top right singular vectors, `[n, k]`;
+        Z: `[N, n]`
+        view: `rows` (data points: the top right singular vectors, `[n, k]`
             coordinates `Z @ basis`) or `columns` (neurons: the top left singular vectors,
             `[N, k]`; coordinates `Z.T @ basis`).
     """
@@ -33,7 +34,8 @@ def count_rays(
     below `dead_rel` of the layer total, or whose column is zero, are excluded (spec).
 
     Args:
-        Z: pre-activations `[N, n]`; contribution: `[n]`, non-negative.
+        Z: pre-activations `[N, n]`
+        contribution: `[n]`, non-negative.
     """
     alive = (contribution >= dead_rel * contribution.sum()) & (Z.norm(dim=0) > 0)
     cols = Z[:, alive]
@@ -50,7 +52,8 @@ def nearest_centroid_accuracy(P: torch.Tensor, labels: torch.Tensor) -> float:
     their own class's.
 
     Args:
-        P: `[N, k]` coordinates; labels: `[N]` integers.
+        P: `[N, k]` coordinates
+        labels: `[N]` integers.
     """
     classes = torch.unique(labels)
     cents = torch.stack([P[labels == c].mean(0) for c in classes])  # [C, k]

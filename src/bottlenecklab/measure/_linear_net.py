@@ -40,7 +40,8 @@ def linear_geodesic_errors(model: Any, X: torch.Tensor | np.ndarray) -> np.ndarr
     `X (A_theta^T A_theta)^{l/L} X^T` (`theory.linear_geodesic_grams`), `l = 1..L-1`.
 
     Args:
-        model: a linear `FCNN` (`activation="identity"`, `bias_scale=0`); X: `[N, d_in]`.
+        model: a linear `FCNN` (`activation="identity"`, `bias_scale=0`)
+        X: `[N, d_in]`.
     Returns:
         `[L - 1]`.
     """

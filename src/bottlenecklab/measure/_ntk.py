@@ -28,7 +28,8 @@ def ntk_trace(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
     (paper 001, §4; spec `depth-and-rank.md`).
 
     Args:
-        model: an `FCNN`; X: inputs `[N, d_in]`.
+        model: an `FCNN`
+        X: inputs `[N, d_in]`.
     Returns:
         `[N]`.
     """
@@ -46,7 +47,8 @@ def ntk_matrix(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
     J_l(x_j)_c'>` (row `c` of `J_l`).
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`.
+        model: an `FCNN`
+        X: `[N, d_in]`.
     Returns:
         `[N d_out, N d_out]`.
     """
@@ -65,7 +67,8 @@ def ntk_lambda_max(model: Any, X: torch.Tensor | np.ndarray) -> float:
     settle where this is `<= 1/eta` (paper 001, §4).
 
     Args:
-        model: an `FCNN`; X: `[N, d_in]`.
+        model: an `FCNN`
+        X: `[N, d_in]`.
     """
     theta = ntk_matrix(model, X)
     N = torch.as_tensor(X).shape[0]

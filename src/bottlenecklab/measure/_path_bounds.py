@@ -87,7 +87,10 @@ def theorem4_constant_gamma(
     the layer-dependent one). Keys as in `theorem4` with the suffix `_const`.
 
     Args:
-        model: trained `LeakyResNet`; X: `[N, d_in]`; Y: `[N, d_out]`; lam: `lambda`;
+        model: trained `LeakyResNet`
+        X: `[N, d_in]`
+        Y: `[N, d_out]`
+        lam: `lambda`
         gamma: the absolute ridge, `> 0`.
     """
     leak = float(model.leak)

@@ -20,7 +20,8 @@ def pca_paths(
     (`[(L+1) N, w]`, centered), so that the paths of all samples share one plane.
 
     Args:
-        path: `[A_0, ..., A_L]`, each `[N, w]`; n_components: dimensions kept.
+        path: `[A_0, ..., A_L]`, each `[N, w]`
+        n_components: dimensions kept.
     Returns:
         `coords` `[L+1, N, n_components]` and the explained-variance ratios `[n_components]`.
     """

@@ -25,8 +25,9 @@ def rank_group_fits(
     """Least-squares line `||theta||^2 ~ slope L + intercept` for each middle-rank group.
 
     Args:
-        depths, norm_sq, ranks: one entry per trained network (`L`, `||theta||^2`, middle
-            rank).
+        depths: one entry per trained network: its depth `L`.
+        norm_sq: one entry per trained network: its `||theta||^2`.
+        ranks: one entry per trained network: its middle rank.
         min_depths: a group is `fitted` when it has at least this many distinct depths...
         min_span: ...spanning at least this many layers (`max L - min L`).
     Returns:

@@ -48,7 +48,9 @@ def layer_paths(model: torch.nn.Module, layer: int, paths: np.ndarray) -> torch.
     """The activations `alpha_layer` along input paths, on a float64 copy.
 
     Args:
-        model: an FCNN; layer: `0` (the inputs) to `L - 1`; paths: `[P, T + 1, d]`.
+        model: an FCNN
+        layer: `0` (the inputs) to `L - 1`
+        paths: `[P, T + 1, d]`.
     Returns:
         `[P, T + 1, n_layer]`.
     """
@@ -132,7 +134,9 @@ def rotation_ratio(
     Small where the layer is invariant to the symmetry but not to the state it encodes.
 
     Args:
-        layer: `0..L-1`; V: `[N, d]`; w: `[d]` unit.
+        layer: `0..L-1`
+        V: `[N, d]`
+        w: `[d]` unit.
     Returns:
         `[N]` ratios.
     """

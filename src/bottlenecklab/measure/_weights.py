@@ -18,7 +18,9 @@ def min_norm_weights(path: Sequence[torch.Tensor], rho: torch.Tensor, leak: floa
     `A_l = (1 - rho_l L~) A_{l-1} + rho_l S_{l-1} W_l^T`, `S = [relu(A), 1]`.
 
     Args:
-        path: `[A_0, ..., A_L]`, each `[N, w]`; rho: layer steps `[L]`; leak: `L~`.
+        path: `[A_0, ..., A_L]`, each `[N, w]`
+        rho: layer steps `[L]`
+        leak: `L~`.
     Returns:
         `[L, w, w+1]` in float64.
     """

@@ -19,7 +19,8 @@ class CircularCNNConfig:
     """Architecture of a depth-`L` circular CNN on `n x n` images.
 
     Args:
-        depth: `L`, the number of convolutions; channels: `c_l` of every hidden layer.
+        depth: `L`, the number of convolutions
+        channels: `c_l` of every hidden layer.
         size: `n` (inputs `[N, c_0 n^2]` are reshaped to `[N, c_0, n, n]`).
         bias_scale: `beta` (per-channel bias `beta b_l`).
         init_scale: He-normal std `sqrt(2 / (c_{l-1} n^2))` times this.

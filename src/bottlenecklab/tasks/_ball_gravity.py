@@ -34,7 +34,9 @@ class BallGravityConfig:
     `p + v + g` (`g` along axis 0); `p` uniform on the torus, `v ~ U[-v_max, v_max]^2`.
 
     Args:
-        size: `n`; sigma: `sigma_b` (pixels); v_max: largest speed per axis (pixel/step);
+        size: `n`
+        sigma: `sigma_b` (pixels)
+        v_max: largest speed per axis (pixel/step)
         gravity: `g` (pixel/step^2); n_train, n_test: samples.
 
     Rows are flattened (spec convention): `x` `[N, 2 n^2]` (channel-major), `y` `[N, n^2]`.

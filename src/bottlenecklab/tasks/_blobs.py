@@ -17,8 +17,10 @@ class BlobsConfig:
     """One isotropic Gaussian blob per class; targets one-hot (cross-entropy).
 
     Args:
-        centers: class centres (each of the same dimension); sigma: blob std.
-        n_per_class: training points per class; n_test_per_class: test points per class.
+        centers: class centres (each of the same dimension)
+        sigma: blob std.
+        n_per_class: training points per class
+        n_test_per_class: test points per class.
     """
 
     centers: tuple[tuple[float, ...], ...] = ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0))

@@ -17,7 +17,9 @@ class Dataset:
     """Train/test split (float64 numpy arrays) and what is known about the task.
 
     Args:
-        x_train: `[N, d_in]`; y_train: `[N, d_out]`; x_test: `[N_test, d_in]`;
+        x_train: `[N, d_in]`
+        y_train: `[N, d_out]`
+        x_test: `[N_test, d_in]`
         y_test: `[N_test, d_out]`.
         k_star: the task's bottleneck rank, when known.
         info: anything else worth saving with the results (JSON-ready).

@@ -21,7 +21,9 @@ class SineTask:
     same interval (paper 004, Prop 15 setting).
 
     Args:
-        n_train: `N`; freq: the frequency; n_test: dense test grid size.
+        n_train: `N`
+        freq: the frequency
+        n_test: dense test grid size.
     """
 
     n_train: int = 10
@@ -72,7 +74,8 @@ class ReluTeacherTask:
 
     Args:
         dims: `(d_0, d_1, ..., d_m)`; n_train, n_test: sample counts;
-        teacher_seed: the teacher's weights; data_seed: the samples (fixed, so that runs
+        teacher_seed: the teacher's weights
+        data_seed: the samples (fixed, so that runs
             with different seeds differ only in the network's initialization).
     """
 
@@ -106,7 +109,8 @@ class DigitsTask:
     over `classes`; test: the rest of those classes (paper 004, Fig 1 and Fig 2 left).
 
     Args:
-        classes: the digits kept (`()`: all ten); per_class: training samples per class;
+        classes: the digits kept (`()`: all ten)
+        per_class: training samples per class
         data_seed: the subset's draw (fixed across the runs' seeds).
     """
 

@@ -37,9 +37,14 @@ class LatentTeacherConfig:
     centred (train mean) and scaled to total variance 1 (`(1/N) ||Y||_F^2 = 1` on train).
 
     Args:
-        d_latent: latent dimension (8); d_in: input dimension (20); d_out: output (20);
-        k_star: how many latent coordinates `y` depends on (2); hidden: width of `g`, `h`
-        (64); n_train, n_test: samples; teacher_seed: seed of `g`, `h` (`None`: the run's).
+        d_latent: latent dimension (8).
+        d_in: input dimension (20).
+        d_out: output dimension (20).
+        k_star: how many latent coordinates `y` depends on (2).
+        hidden: width of `g`, `h` (64).
+        n_train: training samples.
+        n_test: test samples.
+        teacher_seed: seed of `g`, `h` (`None`: the run's).
     """
 
     d_latent: int = 8

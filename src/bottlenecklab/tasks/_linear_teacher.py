@@ -18,9 +18,12 @@ class LinearTeacherConfig:
     """`Y = X A^T` with `X^T X / N = I` and prescribed singular values of `A`.
 
     Args:
-        n_train: `N`; n_test: test samples (Gaussian, not whitened); d_in, d_out: shapes of
-        `A` (`[d_out, d_in]`); singular_values: the non-zero singular values of `A`
-        (at most `min(d_in, d_out)`); teacher_seed: seed of `A`'s singular vectors.
+        n_train: `N`.
+        n_test: test samples (Gaussian, not whitened).
+        d_in: columns of `A` (`[d_out, d_in]`).
+        d_out: rows of `A`.
+        singular_values: the non-zero singular values of `A` (at most `min(d_in, d_out)`).
+        teacher_seed: seed of `A`'s singular vectors.
     """
 
     n_train: int = 64

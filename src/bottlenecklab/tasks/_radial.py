@@ -26,7 +26,9 @@ class RadialCompositionConfig:
     gives the spec's `m^{-3/2}` (`alpha = 2` in the slide's Sobolev counting).
 
     Args:
-        dim: input dimension `d`; modes: Fourier modes of `h`; smoothness: decay exponent
+        dim: input dimension `d`
+        modes: Fourier modes of `h`
+        smoothness: decay exponent
             minus one half; n_train, n_test: samples.
         teacher_seed: seed of `a, b ~ N(0, 1)`; `None` uses the run's seed (one target per
             seed).

@@ -25,7 +25,11 @@ def gd_path(v0: np.ndarray, w: np.ndarray, E: np.ndarray, eta: float, steps: int
     `C(v) = ||v v^T - (w w^T + E)||_F^2` (spec `depth-and-rank.md`, Tasks).
 
     Args:
-        v0: starts `[N, d]`; w: `[d]`; E: symmetric `[d, d]`; eta: step; steps: `T`.
+        v0: starts `[N, d]`
+        w: `[d]`
+        E: symmetric `[d, d]`
+        eta: step
+        steps: `T`.
     Returns:
         the path `[N, T + 1, d]` (`v(0)` first).
     """
@@ -66,9 +70,15 @@ class SymmetryDynamicsConfig:
     """Inputs `v(0) in R^d`, targets `(C(v(0)), ..., C(v(T)))` (spec **Decision**).
 
     Args:
-        dim: `d`; steps: `T`; eta: `eta_v`; e_norm: `||E||_F` of the fixed symmetric
+        dim: `d`
+        steps: `T`
+        eta: `eta_v`
+        e_norm: `||E||_F` of the fixed symmetric
             perturbation (`0`: exact rotation symmetry about `w`, bottleneck rank 2);
-        r_min, r_max: range of `||v(0)||`; n_train, n_test: samples.
+        r_min: smallest `||v(0)||`.
+        r_max: largest `||v(0)||`.
+        n_train: training samples.
+        n_test: test samples.
         teacher_seed: seed of `w` and `E`; `None` uses the run's seed.
     """
 

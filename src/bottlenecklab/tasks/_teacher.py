@@ -52,7 +52,8 @@ class TeacherConfig:
         dims: `[d_0, d_1, ..., d_m]`; the bottleneck rank is `min` of the inner dims.
         kind: `mlp` (shallow ReLU pieces) or `resnet` (residual pieces).
         hidden: hidden width of every piece.
-        n_train: training samples `N`; n_test: test samples.
+        n_train: training samples `N`
+        n_test: test samples.
         teacher_seed: seed of the teacher's weights; `None` uses the run's seed.
     """
 

@@ -17,7 +17,8 @@ def partial_isometry_distance_sq(W: np.ndarray | torch.Tensor, k: int) -> float:
     The squared Frobenius distance of `W` to the nearest rank-`k` partial isometry.
 
     Args:
-        W: `[m, n]`; k: `0 <= k <= min(m, n)`.
+        W: `[m, n]`
+        k: `0 <= k <= min(m, n)`.
     """
     if isinstance(W, torch.Tensor):
         W = W.detach().cpu().to(torch.float64).numpy()
@@ -44,7 +45,9 @@ def representation_bottleneck_bound(
     `sqrt(Phi) (sqrt(Psi) + sqrt(p)) / (p sqrt(L))`.
 
     Args:
-        norm_sq: `||theta||^2`; depth: `L`; k: the rank `k`;
+        norm_sq: `||theta||^2`
+        depth: `L`
+        k: the rank `k`
         ntk_scale: `c = Tr Theta(X, X) / (N L)`;
         log_top_k_at_x: `log |Jf(x)|_(k)` at the chosen point `x`;
         log_top_k_min: `min_i log |Jf(x_i)|_(k)` over the training points;

@@ -47,8 +47,10 @@ class KernelSVD:
     `torch.linalg.pinv`, so that `norm_sq(M)` is `||S^+ M||_F^2`.
 
     Args:
-        Q: orthonormal `[N, k]`, `k = min(N, m)`; R: upper trapezoidal `[k, m]`;
-        U_R: left singular vectors of `R`, `[k, k]`; s: singular values `[k]`, descending.
+        Q: orthonormal `[N, k]`, `k = min(N, m)`
+        R: upper trapezoidal `[k, m]`
+        U_R: left singular vectors of `R`, `[k, k]`
+        s: singular values `[k]`, descending.
     """
 
     Q: torch.Tensor
@@ -148,7 +150,9 @@ def kernel_norm_sq(
     Differentiable in `M` and `S` for `gamma > 0`.
 
     Args:
-        M: `[N, w]`; S: `[N, m]`; gamma: absolute ridge, `>= 0`.
+        M: `[N, w]`
+        S: `[N, m]`
+        gamma: absolute ridge, `>= 0`.
     """
     return kernel_norms_sq((M,), S, gamma)[0]
 
@@ -160,7 +164,9 @@ def kernel_norms_sq(
     one factorization of `S^T S + gamma I` (or of `S`, at `gamma = 0`) serves them all.
 
     Args:
-        Ms: matrices `[N, w_i]`; S: `[N, m]`; gamma: absolute ridge, `>= 0`.
+        Ms: matrices `[N, w_i]`
+        S: `[N, m]`
+        gamma: absolute ridge, `>= 0`.
     """
     if float(gamma) < 0:
         raise ValueError(f"gamma must be >= 0, got {float(gamma)}")
@@ -190,7 +196,8 @@ def kernel_condition(S: torch.Tensor, gamma: float | torch.Tensor = 0.0) -> torc
     `S` at `gamma = 0`, where the pseudo-inverse value is reported instead).
 
     Args:
-        S: `[N, m]`; gamma: absolute ridge, `>= 0`.
+        S: `[N, m]`
+        gamma: absolute ridge, `>= 0`.
     """
     return _condition(torch.linalg.svdvals(S), S.shape[-1], gamma)
 
@@ -201,7 +208,8 @@ def cost_of_identity(
     """The cost of identity `||A||^2_{K + gamma I}`, `S = sigma(A)` (paper 000, §1.4).
 
     Args:
-        A: `[N, w]`; gamma: absolute ridge (`relative_gamma` gives the scaled one);
+        A: `[N, w]`
+        gamma: absolute ridge (`relative_gamma` gives the scaled one)
         bias: `S = [relu(A), 1]` (`True`) or `relu(A)`.
     """
     return kernel_norm_sq(A, features(A, bias), gamma)
@@ -212,7 +220,8 @@ def stable_rank(A: torch.Tensor, *, singular_values: torch.Tensor | None = None)
     (paper 000, Prop 1: `||A||^2_{K-bar} >= ||A||_*^2 / ||A||_F^2`); 0 for `A = 0`.
 
     Args:
-        A: `[N, w]`; singular_values: `torch.linalg.svdvals(A)` when the caller has them.
+        A: `[N, w]`
+        singular_values: `torch.linalg.svdvals(A)` when the caller has them.
     """
     s = torch.linalg.svdvals(A) if singular_values is None else singular_values
     fro2 = s.pow(2).sum()

@@ -51,7 +51,8 @@ def minimize_cost_of_identity(
     Prop 2 concerns the scale-free structure (the sign pattern and the rank).
 
     Args:
-        A0: start `[N, w]` (float64 recommended); gamma0: relative ridge; steps, lr: Adam.
+        A0: start `[N, w]` (float64 recommended)
+        gamma0: relative ridge; steps, lr: Adam.
         bias: minimize the COI with bias (`S = [relu(A), 1]`, Prop 2) or without.
         coi: the objective (`cost_of_identity`; tests pass wrong ones).
     Returns:
@@ -111,9 +112,12 @@ def prop1_sweep(
     elsewhere it is infinite and the bound trivial (`coi` is then `nan`).
 
     Args:
-        n_matrices: matrices per kind; max_n: largest `N` (see `random_matrix`).
-        gen: seeded generator; finite_tol: residual below which the COI counts as finite.
-        rank_rel: relative cut-off of `numerical_rank`; kinds: which `random_matrix` kinds.
+        n_matrices: matrices per kind
+        max_n: largest `N` (see `random_matrix`).
+        gen: seeded generator
+        finite_tol: residual below which the COI counts as finite.
+        rank_rel: relative cut-off of `numerical_rank`
+        kinds: which `random_matrix` kinds.
         coi: the COI function (`cost_of_identity`; tests pass wrong ones).
     Returns:
         One row per matrix: `{"kind": str, "index": int, "n": int, "w": int,
@@ -159,10 +163,14 @@ def coi_minima(
     evaluated with their own `relative_gamma`.
 
     Args:
-        n_starts: random starts `A0 ~ N(0, 1)` of shape `[n, w]`; gen: seeded generator.
-        gamma0, steps, lr: of `minimize_cost_of_identity`.
+        n_starts: random starts `A0 ~ N(0, 1)` of shape `[n, w]`
+        gen: seeded generator.
+        gamma0: passed to `minimize_cost_of_identity`.
+        steps: passed to `minimize_cost_of_identity`.
+        lr: passed to `minimize_cost_of_identity`.
         history_points: about this many points of each COI history are kept.
-        minimize, coi: the minimizer and the COI function (tests pass wrong ones).
+        minimize: the minimizer (tests pass wrong ones).
+        coi: the COI function (tests pass wrong ones).
     Returns:
         `ends`: one row per start, `{"start": int, "rank": int, "coi": float,
         "coi_bar": float, "negative_mass": float}`;

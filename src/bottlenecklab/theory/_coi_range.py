@@ -18,6 +18,7 @@ def coi_residual(A: torch.Tensor, *, bias: bool = True) -> torch.Tensor:
     `A >= 0`. The same quantity as `measure.coi_residual`.
 
     Args:
-        A: `[N, w]`; bias: `S = [relu(A), 1]` (`True`) or `relu(A)`.
+        A: `[N, w]`
+        bias: `S = [relu(A), 1]` (`True`) or `relu(A)`.
     """
     return KernelSVD.of(features(A, bias)).norm_sq_and_residual(A)[1]

@@ -46,7 +46,9 @@ def hamiltonian_drift(A_path: torch.Tensor, B_path: torch.Tensor, leak: float) -
     """Relative drift `|H_p - H_0| / |H_0|` of the Hamiltonian along a path.
 
     Args:
-        A_path, B_path: `[n + 1, N, w]` each; leak: `L~`.
+        A_path: representations `[n + 1, N, w]`.
+        B_path: momenta `[n + 1, N, w]`.
+        leak: `L~`.
     Returns:
         `[n + 1]` (0 at `p = 0`).
     """
@@ -76,7 +78,10 @@ def kink_free_start(
     for moderate `scale` (check with `sign_crossings`).
 
     Args:
-        A0: `[N, w]`; gen: seeded generator; offset: `> 0`; scale: `>= 0`.
+        A0: `[N, w]`
+        gen: seeded generator
+        offset: `> 0`
+        scale: `>= 0`.
     Returns:
         `(A, B)`, `[N, w]` each, in the dtype of `A0`.
     """
@@ -90,7 +95,9 @@ def generic_start(
     """A generic start: `A0` itself (both signs) and a Gaussian momentum `scale G`.
 
     Args:
-        A0: `[N, w]`; gen: seeded generator; scale: `> 0`.
+        A0: `[N, w]`
+        gen: seeded generator
+        scale: `> 0`.
     """
     return A0, scale * torch.randn(A0.shape, generator=gen, dtype=A0.dtype)
 
@@ -108,7 +115,10 @@ def drift_refinement(
     """Integrate from `(A0, B0)` at each step count and measure the drift of `H`.
 
     Args:
-        A0, B0: `[N, w]`; leak: `L~`; steps: RK4 step counts (e.g. doubling).
+        A0: initial representation `[N, w]`.
+        B0: initial momentum `[N, w]`.
+        leak: `L~`.
+        steps: RK4 step counts (e.g. doubling).
         field: the vector field (`vector_field`; tests pass wrong ones).
         series_points: about this many grid points of each drift series are kept.
         locate_kinks: integrate with `hamiltonian_flow_located` (steps cut at every sign

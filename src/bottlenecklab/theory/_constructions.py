@@ -23,7 +23,8 @@ def relu_network(weights: list[np.ndarray], X: np.ndarray) -> np.ndarray:
     """Bias-free ReLU network `x -> W_L relu(... relu(W_1 x))` applied to the rows of `X`.
 
     Args:
-        weights: `[W_1, ..., W_L]`, `W_l` `[n_l, n_{l-1}]`; X: `[N, n_0]`.
+        weights: `[W_1, ..., W_L]`, `W_l` `[n_l, n_{l-1}]`
+        X: `[N, n_0]`.
     Returns:
         `[N, n_L]` (the last layer is linear).
     """
@@ -70,8 +71,11 @@ def identity_construction(k: int, d: int, depth: int, width: int, *, seed: int =
     `||theta||^2 = L k` (paper 001, Prop 12).
 
     Args:
-        k: dimension of `span Omega`; d: input dimension (`>= k`); depth: `L >= 2`;
-        width: hidden width `m >= k`; seed: seed of `Q` and of the supports of `M`.
+        k: dimension of `span Omega`
+        d: input dimension (`>= k`)
+        depth: `L >= 2`
+        width: hidden width `m >= k`
+        seed: seed of `Q` and of the supports of `M`.
     Returns:
         An `IdentityConstruction`.
     """
@@ -118,7 +122,8 @@ def example20_weights(depth: int, gamma: float) -> list[np.ndarray]:
     `example20_target` on `[0, 1]^3`.
 
     Args:
-        depth: even `L >= 4`; gamma: `gamma in (1/2, 1)`.
+        depth: even `L >= 4`
+        gamma: `gamma in (1/2, 1)`.
     Returns:
         `[W_1, ..., W_L]` (float64).
     """

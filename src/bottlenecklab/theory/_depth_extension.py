@@ -24,7 +24,9 @@ def extend_depth(
     `sqrt(L + k)` sphere can only raise the speed, hence `s*(L + k) >= s*(L)` (Prop 3.2).
 
     Args:
-        X: `[N, d_in]`; G: `[N, d_out]`; Ws: `L >= 2` layers, `[R, n_l, n_{l-1}]` each
+        X: `[N, d_in]`
+        G: `[N, d_out]`
+        Ws: `L >= 2` layers, `[R, n_l, n_{l-1}]` each
             (batched restarts); k: layers inserted (`>= 0`).
     Returns:
         `L + k` layers, `[R, ., .]`.

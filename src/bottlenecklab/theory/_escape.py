@@ -151,10 +151,13 @@ def escape_directions(
     Def 2.1; spec `saddles.md`, escape-direction solver).
 
     Args:
-        X: inputs `[N, d_in]`; G: `grad C(0)` `[N, d_out]` (float64).
+        X: inputs `[N, d_in]`
+        G: `grad C(0)` `[N, d_out]` (float64).
         widths: hidden widths `[n_1..n_{L-1}]` (empty: `L = 1`).
-        restarts: `R`; steps: GD steps; lr, lr_end: first and last normalized step.
-        seed: seeds the starts; linear: identity activation (deep linear baseline).
+        restarts: `R`
+        steps: GD steps; lr, lr_end: first and last normalized step.
+        seed: seeds the starts
+        linear: identity activation (deep linear baseline).
         init: warm starts, `[R, n_l, n_{l-1}]` per layer (rescaled onto the sphere).
     """
     X, G = X.to(torch.float64), G.to(torch.float64)

@@ -35,7 +35,8 @@ def significant_modes(s: torch.Tensor, rel: float) -> list[dict[str, float]]:
     once (`omega` and `-omega mod n` have equal singular values for a real kernel).
 
     Args:
-        s: `[n, n, r]` from `frequency_singular_values`; rel: relative threshold.
+        s: `[n, n, r]` from `frequency_singular_values`
+        rel: relative threshold.
     Returns:
         rows `{"w1", "w2", "i", "value", "order"}`, largest value first.
     """

@@ -43,7 +43,9 @@ def hamiltonian(
     """`H = (L~/2) ||B^T sigma(A)||_F^2 - L~ <B, A>` (paper 000, §1.5).
 
     Args:
-        A: representation `[..., N, w]`; B: momentum `[..., N, w]`; leak: effective depth `L~`.
+        A: representation `[..., N, w]`
+        B: momentum `[..., N, w]`
+        leak: effective depth `L~`.
         BS: `B^T sigma(A)` `[..., w, w+1]` when the caller has it (saves the product).
     Returns:
         `[...]`: a 0-d tensor for one state, one value per state for a path `[n, N, w]`.
@@ -65,8 +67,10 @@ def critical_point_residual(
     regularized loss, where `W_l = L~ B_l^T S_{l-1}` (paper 000, §1.1; spec "Momenta").
 
     Args:
-        W: layer weights `[..., w, w+1]` (bias last); A_prev: its input `[..., N, w]`;
-        B: the momentum `B_l` `[..., N, w]`; leak: `L~`.
+        W: layer weights `[..., w, w+1]` (bias last)
+        A_prev: its input `[..., N, w]`
+        B: the momentum `B_l` `[..., N, w]`
+        leak: `L~`.
         BS: `B_l^T sigma(A_{l-1})` `[..., w, w+1]` when the caller has it.
     Returns:
         `[...]` (one value per layer for stacked layers).
@@ -85,7 +89,9 @@ def vector_field(
     `relu'(A)` is the 0/1 mask of `A > 0`.
 
     Args:
-        A, B: `[N, w]`; leak: `L~`.
+        A: representation `[N, w]`.
+        B: momentum `[N, w]`.
+        leak: `L~`.
         mask: a frozen ReLU pattern `[N, w]` (0/1): `relu(A)` is then `mask * A` and
             `relu'(A)` is `mask`, the smooth field of one linear piece (used by
             `hamiltonian_flow_located`); `None` uses the pattern of `A`.
@@ -116,7 +122,10 @@ def hamiltonian_flow(
     ReLU kink (the `dB/dp` field jumps there) is first order (see `hamiltonian_drift`).
 
     Args:
-        A0, B0: initial state, `[N, w]` each; leak: `L~`; steps: RK4 steps.
+        A0: initial representation `[N, w]`.
+        B0: initial momentum `[N, w]`.
+        leak: `L~`.
+        steps: RK4 steps.
         field: the vector field (`vector_field`; tests pass wrong ones).
     Returns:
         `A` and `B`, each `[steps + 1, N, w]`, at `p_i = i p_end / steps`.
@@ -129,7 +138,8 @@ def lifted_inputs(X: torch.Tensor, pin: torch.Tensor) -> torch.Tensor:
     """The input representation of a leaky ResNet, `A_0 = X Pin^T` (spec `leaky-resnets.md`).
 
     Args:
-        X: inputs `[N, d_in]`; pin: lift `[w, d_in]` (e.g. a `LeakyResNet`'s `pin`).
+        X: inputs `[N, d_in]`
+        pin: lift `[w, d_in]` (e.g. a `LeakyResNet`'s `pin`).
     Returns:
         `[N, w]`, in the dtype of `pin`.
     """
@@ -142,7 +152,10 @@ def shoot(
     """A geodesic from the lifted inputs `A_0 = X Pin^T` with initial momentum `B0`.
 
     Args:
-        X: inputs `[N, d_in]`; pin: lift `[w, d_in]`; B0: `[N, w]`; leak: `L~`.
+        X: inputs `[N, d_in]`
+        pin: lift `[w, d_in]`
+        B0: `[N, w]`
+        leak: `L~`.
     Returns:
         `A`, `B` as in `hamiltonian_flow`, over `p in [0, 1]`.
     """
@@ -153,6 +166,11 @@ def geodesic_weights(A: torch.Tensor, B: torch.Tensor, leak: float) -> torch.Ten
     """Weights of a geodesic, `W_p = L~ B_p^T sigma(A_p)` (paper 000, §1.5).
 
     Args:
-        A, B: `[..., N, w]`. Returns `[..., w, w+1]`.
+        A: representations `[..., N, w]`.
+        B: momenta `[..., N, w]`.
+        leak: `L~`.
+
+    Returns:
+        `[..., w, w+1]`.
     """
     return leak * B.transpose(-1, -2) @ sigma(A)

@@ -23,7 +23,9 @@ def laplace_kernel(X: torch.Tensor, Z: torch.Tensor, length: float = 0.5) -> tor
     """`k(x, z) = exp(-||x - z|| / length)` (paper 002, opening slides).
 
     Args:
-        X: `[N, d]`; Z: `[M, d]`; length: the length scale (`0.5` in the spec).
+        X: `[N, d]`
+        Z: `[M, d]`
+        length: the length scale (`0.5` in the spec).
     Returns:
         `[N, M]`.
     """
@@ -40,7 +42,8 @@ def gp_sample(
     noise of variance `jitter`, far below the errors measured), `z ~ N(0, I)`.
 
     Args:
-        X: `[N, d]` (float64 recommended); gen: the seeded generator of `z`.
+        X: `[N, d]` (float64 recommended)
+        gen: the seeded generator of `z`.
     Returns:
         `[N]`.
     """
@@ -64,7 +67,10 @@ def kernel_ridge_regression(
     Gaussian process when the target is drawn from it.
 
     Args:
-        X: `[N, d]`; y: `[N]` or `[N, c]`; X_test: `[M, d]`; ridge: added to the diagonal of
+        X: `[N, d]`
+        y: `[N]` or `[N, c]`
+        X_test: `[M, d]`
+        ridge: added to the diagonal of
             `K = k(X, X)` (not scaled by `N`).
     Returns:
         predictions `[M]` or `[M, c]`.
@@ -87,7 +93,10 @@ def kernel_test_error(
     """Test cost `(1/M) ||y_test - y_hat||_F^2` of `kernel_ridge_regression` (float64).
 
     Args:
-        X: `[N, d]`; y: `[N, c]`; X_test: `[M, d]`; y_test: `[M, c]`.
+        X: `[N, d]`
+        y: `[N, c]`
+        X_test: `[M, d]`
+        y_test: `[M, c]`.
     """
     args = [torch.as_tensor(a, dtype=torch.float64) for a in (X, y, X_test, y_test)]
     pred = kernel_ridge_regression(args[0], args[1], args[2], length, ridge)
@@ -109,7 +118,8 @@ def gp_regression_error(
     slides: error `~ N^{-1/dim}` for the Laplace kernel).
 
     Args:
-        dim: input dimension `d`; n_train, n_test: sample sizes; gen: seeded generator of
+        dim: input dimension `d`; n_train, n_test: sample sizes
+        gen: seeded generator of
             the points and the draw.
     Returns:
         the mean squared test error `(1/n_test) sum (f - f_hat)^2`.

@@ -51,7 +51,10 @@ def hamiltonian_flow_located(
     both ends): the step must be fine enough to resolve each crossing.
 
     Args:
-        A0, B0: initial state `[N, w]`; leak: `L~`; steps: grid steps on `[0, p_end]`.
+        A0: initial representation `[N, w]`.
+        B0: initial momentum `[N, w]`.
+        leak: `L~`.
+        steps: grid steps on `[0, p_end]`.
         field: `(A, B, leak, mask) -> (dA, dB)` (`vector_field`; tests pass wrong ones).
     Returns:
         `A`, `B` at the grid points `p_i = i p_end / steps` (`[steps + 1, N, w]` each) and

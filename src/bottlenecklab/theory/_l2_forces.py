@@ -29,9 +29,13 @@ def forces(
     spec). Their sum is the `Z_l`-gradient of the Tikhonov `L^r`.
 
     Args:
-        Zs_prev: `[sigma(Z_{l-1}), beta 1]` `[N, n_{l-1}+1]`; Z: `Z_l` `[N, n_l]`;
-        Zs: `[sigma(Z_l), beta 1]` `[N, n_l+1]` (the bias column last); Z_next: `[N, n_{l+1}]`;
-        dsigma: `sigma'(Z_l)` `[N, n_l]`; lam: `lambda`; rel: the ridge `eps / (Tr K^s / N)`.
+        Zs_prev: `[sigma(Z_{l-1}), beta 1]` `[N, n_{l-1}+1]`
+        Z: `Z_l` `[N, n_l]`
+        Zs: `[sigma(Z_l), beta 1]` `[N, n_l+1]` (the bias column last)
+        Z_next: `[N, n_{l+1}]`
+        dsigma: `sigma'(Z_l)` `[N, n_l]`
+        lam: `lambda`
+        rel: the ridge `eps / (Tr K^s / N)`.
     Returns:
         `(A_l, R_l)`, each `[N, n_l]`.
     """

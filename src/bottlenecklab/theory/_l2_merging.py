@@ -37,7 +37,8 @@ def merge_layer(
     Args:
         W_in: incoming `[n, m]` (`w_i = W_l[i, :]`, bias entry included);
         V_out: outgoing `[n_next, n]` (`v_i = W_{l+1}[:, i]`, bias column excluded);
-        Z: pre-activations `[N, n]`; act_zero: `[n]` bool, `sigma(Z[:, i]) = 0` everywhere.
+        Z: pre-activations `[N, n]`
+        act_zero: `[n]` bool, `sigma(Z[:, i]) = 0` everywhere.
     Returns:
         `(W_in', V_out', groups)`: the merged layer `[k, m]`, `[n_next, k]` and, per kept
         neuron, the original indices merged into it.
@@ -83,7 +84,10 @@ def prune_one_dim(
     increase; at most `2 (2N - 1) <= 4N` neurons remain.
 
     Args:
-        a: outgoing `[n]`; c: incoming `[n]`; b: biases `[n]`; x: training inputs `[N]`;
+        a: outgoing `[n]`
+        c: incoming `[n]`
+        b: biases `[n]`
+        x: training inputs `[N]`
         beta: the bias scale. Returns `(a', c', b')`, each `[k]`.
     """
     pre = x[:, None] * c[None, :] + beta * b[None, :]  # [N, n]

@@ -55,7 +55,8 @@ def representation_weights(Zs_prev: torch.Tensor, Z: torch.Tensor, r: float = R_
     """`Psi`: the minimal-norm weights `W_l^T = Zs_{l-1}^+ Z_l` (paper 004, §3, Prop 1).
 
     Args:
-        Zs_prev: `[N, n_{l-1}+1]`; Z: `[N, n_l]`. Returns `W_l` `[n_l, n_{l-1}+1]`.
+        Zs_prev: `[N, n_{l-1}+1]`
+        Z: `[N, n_l]`. Returns `W_l` `[n_l, n_{l-1}+1]`.
     """
     return (pinv_cut(Zs_prev, r) @ Z).T
 
@@ -69,7 +70,8 @@ def covariance_term(K: torch.Tensor, Ks_prev: torch.Tensor, r: float = R_CUTOFF)
     """`Tr[K_l (K^s_{l-1})^+]`, eigenvalues of `K^s` below `r^2 max` dropped (paper 004, Prop 3).
 
     Args:
-        K: `Z_l Z_l^T` `[N, N]`; Ks_prev: `Zs_{l-1} Zs_{l-1}^T` `[N, N]` (PSD).
+        K: `Z_l Z_l^T` `[N, N]`
+        Ks_prev: `Zs_{l-1} Zs_{l-1}^T` `[N, N]` (PSD).
     """
     mu, U = torch.linalg.eigh(Ks_prev)
     top = float(mu.max()) if mu.numel() else 0.0
@@ -96,8 +98,12 @@ def reformulated_losses(
     (paper 004, Prop 1, 3; App B).
 
     Args:
-        Zs_prev: per layer `l = 1..L`, `[N, n_{l-1}+1]`; Z: `[N, n_l]`; W: `[n_l, n_{l-1}+1]`;
-        cost: the data cost `C(Z_L)`; lam: `lambda`; r: the matched cut-off.
+        Zs_prev: per layer `l = 1..L`, `[N, n_{l-1}+1]`
+        Z: `[N, n_l]`
+        W: `[n_l, n_{l-1}+1]`
+        cost: the data cost `C(Z_L)`
+        lam: `lambda`
+        r: the matched cut-off.
     """
     weight = rep = cov = null = 0.0
     for S, Zl, Wl in zip(Zs_prev, Z, W):

@@ -67,7 +67,8 @@ def counterexample_loss(
     mean, plus `lam (||W_1||^2 + ||W_2||^2)`.
 
     Args:
-        W1: `[2]` (or `[B, 2]`) incoming weights; W2: `[2]` (or `[B, 2]`) outgoing weights.
+        W1: `[2]` (or `[B, 2]`) incoming weights
+        W2: `[2]` (or `[B, 2]`) outgoing weights.
     """
     x = torch.tensor([1.0, -1.0], dtype=W1.dtype)
     h = torch.relu(x[:, None] * W1[..., None, :])  # [..., 2 samples, 2 neurons]

@@ -97,7 +97,9 @@ def optimal_linear_weights(
     Prop 14(3)); `sum_l ||W_l||_F^2 = L sum_i s_i^{2/L}`.
 
     Args:
-        A: `[d_out, d_in]`; depth: `L`; width: hidden width `>= r` (default `r`);
+        A: `[d_out, d_in]`
+        depth: `L`
+        width: hidden width `>= r` (default `r`)
         seed: seed of the hidden `U_l`.
     Returns:
         `[W_1, ..., W_L]`, `W_l` of shape `[n_l, n_{l-1}]` (float64).
@@ -124,7 +126,9 @@ def linear_geodesic_grams(
     'Representation geodesics'); `(A^T A)^{l/L} = V S^{2l/L} V^T`.
 
     Args:
-        A: `[d_out, d_in]`; X: inputs `[N, d_in]`; depth: `L`.
+        A: `[d_out, d_in]`
+        X: inputs `[N, d_in]`
+        depth: `L`.
     Returns:
         `L - 1` matrices `[N, N]` (float64).
     """

@@ -39,7 +39,9 @@ def rk4(
     Args:
         f: vector field, `(p, state) -> derivative` with the state's shapes.
         y0: initial state, a tuple of tensors.
-        p0, p1: integration range; steps: number of steps (`>= 1`).
+        p0: start of the integration range.
+        p1: end of the integration range.
+        steps: number of steps (`>= 1`).
     Returns:
         The states at `p0 + i h`, `i = 0..steps` (`steps + 1` tuples).
     """

@@ -16,7 +16,8 @@ def numerical_rank(A: torch.Tensor, rel: float = 1e-3, *, floor: float = 0.0) ->
 
     Args:
         A: `[m, n]` (or `[..., m, n]`: the count is over the last two dims of one matrix);
-        rel: relative cut-off in `[0, 1)`; floor: absolute cut-off `>= 0`.
+        rel: relative cut-off in `[0, 1)`
+        floor: absolute cut-off `>= 0`.
     """
     s = torch.linalg.svdvals(A.detach())
     if s.numel() == 0 or float(s.max()) == 0.0:

@@ -38,7 +38,10 @@ def leaky_ode(
     """Integrate `dA/dp = -L~ A + sigma(A) W(p)^T` on `[0, p_end]` with RK4 (paper 000, §1.1).
 
     Args:
-        A0: `[N, w]`; W: `p -> [w, w+1]`; leak: `L~`; steps: RK4 steps.
+        A0: `[N, w]`
+        W: `p -> [w, w+1]`
+        leak: `L~`
+        steps: RK4 steps.
     Returns:
         `[steps + 1, N, w]`, the path at `p_i = i p_end / steps`.
     """
@@ -126,9 +129,15 @@ def symmetry_errors(
       path at leak `L~`: `max |A' - exp(-c p) A| / max |A'|`.
 
     Args:
-        A0: start `[N, w]`; Wa, Wb: `[w, w+1]`; leak: `L~`; stretch: `c > 0` of the range
-        symmetry; shift: `c` of the output scaling; steps: RK4 steps on `[0, 1]`.
-        stretch_fn, scale_fn: the symmetry maps (tests pass wrong ones).
+        A0: start `[N, w]`.
+        Wa: `[w, w+1]`, the constant part of `W_p = Wa + p Wb`.
+        Wb: `[w, w+1]`, the slope of `W_p`.
+        leak: `L~`.
+        stretch: `c > 0` of the range symmetry.
+        shift: `c` of the output scaling.
+        steps: RK4 steps on `[0, 1]`.
+        stretch_fn: the range-symmetry map (tests pass wrong ones).
+        scale_fn: the output-scaling map (tests pass wrong ones).
     """
     W = linear_weights(Wa, Wb)
     c = stretch

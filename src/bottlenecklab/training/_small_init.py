@@ -37,8 +37,9 @@ class SmallInitConfig:
             reshuffle every epoch.
         cost: data cost (`mse` or `cross_entropy`); dtype: precision.
         log_every: steps between logged losses (full training set).
-        svd_every, svd_top: steps between logs of the `svd_top` largest singular values of
-            every layer (`0`: never).
+        svd_every: steps between logs of the `svd_top` largest singular values of every
+            layer (`0`: never).
+        svd_top: how many of the largest singular values are logged.
         stop_fraction: stop once the logged loss is at most this fraction of the first one
             (`0`: never).
         keep_directions: keep `theta / ||theta||` (flattened) at every logged step.
