@@ -7,6 +7,7 @@ measure one config into a run folder); `run_sweep_spec` does the same for sweep 
 """
 
 from bottlenecklab.experiments import depth_rank, l2, leaky_resnet, saddles, talk
+from bottlenecklab.experiments._findings import FINDINGS, Finding, finding_of
 from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
 from bottlenecklab.experiments._run_point import point_result, run_point
@@ -19,8 +20,18 @@ from bottlenecklab.experiments._runner import (
     run_experiment,
     write_json,
 )
-from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._spec import (
+    PRESETS,
+    STATES,
+    Claim,
+    Experiment,
+    Gate,
+    Measurement,
+    PointResult,
+    Reads,
+)
 from bottlenecklab.experiments._sweep import run_sweep_spec, sweep_requests
+from bottlenecklab.experiments._verdicts import count_states, judge
 
 for _exp in leaky_resnet.EXPERIMENTS:
     register(_exp)
@@ -35,16 +46,24 @@ for _exp in l2.EXPERIMENTS:
 
 __all__ = [
     "EXPERIMENTS",
+    "FINDINGS",
     "PRESETS",
+    "STATES",
     "Claim",
     "Experiment",
+    "Finding",
+    "Gate",
     "Measurement",
     "PointResult",
+    "Reads",
     "RunRecord",
     "UnknownExperiment",
     "check_resumable",
+    "count_states",
     "expand_points",
+    "finding_of",
     "get",
+    "judge",
     "load_run",
     "point_id",
     "point_requests",

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from bottlenecklab.experiments._findings import finding_of
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult, Reads
 
 __all__ = ["PREV", "count_states", "gate_of", "judge", "stability"]
@@ -88,9 +89,15 @@ def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dic
 
 
 def judge(exp: Experiment, cfg: Any, claims: Sequence[Claim], points: Sequence[PointResult]):
-    """Each claim with its verdict (`state`, `passed`, `certificate`)."""
+    """Each claim with its verdict (`state`, `passed`, `certificate`) and, for a registered
+    finding (`_findings.FINDINGS`), its key in `finding`."""
     gate = gate_of(cfg)
-    return [_verdict(exp, gate, c, points) for c in claims]
+    out = []
+    for c in claims:
+        v = _verdict(exp, gate, c, points)
+        f = finding_of(exp.name, c.id)
+        out.append(dataclasses.replace(v, finding=f.key) if f is not None else v)
+    return out
 
 
 def _verdict(exp: Experiment, gate: Gate, c: Claim, points: Sequence[PointResult]) -> Claim:
