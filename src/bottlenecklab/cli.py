@@ -224,7 +224,7 @@ def _latest_run(name: str) -> Path:
 
 
 def _run(args) -> int:
-    from bottlenecklab.experiments import resolve_config, resolve_device
+    from bottlenecklab.experiments import resolve_config, resolve_device, state_of
 
     exp = _experiment(args.name)
     device = resolve_device(args.device)
@@ -258,7 +258,8 @@ def _run(args) -> int:
         args.threads or 1,
         args.ensemble or 0,
     )
-    return 1 if args.strict and not all(c.passed for c in record.claims if c.asserted) else 0
+    unmet = any(state_of(c) != "passed" for c in record.claims if c.asserted)
+    return 1 if args.strict and unmet else 0
 
 
 def _saved_config(exp, out: Path, args, overrides):
@@ -280,7 +281,7 @@ def _saved_config(exp, out: Path, args, overrides):
 
 
 def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, threads, ensemble):
-    from bottlenecklab.experiments import check_resumable, run_experiment
+    from bottlenecklab.experiments import check_resumable, run_experiment, state_of, states_line
     from bottlenecklab.report import render_run
     from bottlenecklab.training import CheckpointError
 
@@ -310,16 +311,11 @@ def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, 
         )
         raise SystemExit(EXIT_INTERRUPTED) from None
     summary = render_run(record)
-    asserted = [c for c in record.claims if c.asserted]
-    passed = sum(c.passed for c in asserted)
-    n_reported = len(record.claims) - len(asserted)
-    _say(
-        f"{exp.name}: {passed}/{len(asserted)} claims pass"
-        + (f" ({n_reported} reported only)" if n_reported else "")
-    )
+    _say(f"{exp.name}: {states_line(record.claims)}")
     for c in record.claims:
-        mark = "REPORTED" if not c.asserted else "PASS" if c.passed else "FAIL"
-        _say(f"  [{mark}] {c.id}: measured {c.measured}, expected {c.expected}")
+        mark = state_of(c).upper()
+        why = f" ({c.certificate['reason']})" if (c.certificate or {}).get("reason") else ""
+        _say(f"  [{mark}] {c.id}: measured {c.measured}, expected {c.expected}{why}")
     _say(f"  summary: {summary}")
     _say(f"  figures: {out / 'figures'}")
     return record
@@ -350,7 +346,7 @@ def _reproduce(args) -> int:
 
 
 def _reproduce_all(args, names, root, device, executor, threads) -> int:
-    from bottlenecklab.experiments import EXPERIMENTS, resolve_config
+    from bottlenecklab.experiments import EXPERIMENTS, resolve_config, state_of
 
     failed = 0
     for name in names:
@@ -376,7 +372,7 @@ def _reproduce_all(args, names, root, device, executor, threads) -> int:
             threads,
             args.ensemble or 0,
         )
-        failed += sum(not c.passed for c in record.claims if c.asserted)
+        failed += sum(state_of(c) != "passed" for c in record.claims if c.asserted)
     return failed
 
 

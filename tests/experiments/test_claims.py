@@ -135,4 +135,4 @@ def test_reported_claims_are_not_counted() -> None:
 
     c = reported("x", "002", "a number", 0.5)
     assert claim_state(c) == "reported"
-    assert claim_state(in_range("y", "002", "s", 0.5, 0.0, 1.0)) == "pass"
+    assert claim_state(in_range("y", "002", "s", 0.5, 0.0, 1.0)) == "passed"

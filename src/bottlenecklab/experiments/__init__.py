@@ -31,7 +31,7 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.experiments._sweep import run_sweep_spec, sweep_requests
-from bottlenecklab.experiments._verdicts import count_states, judge
+from bottlenecklab.experiments._verdicts import count_states, judge, state_of, states_line
 
 for _exp in leaky_resnet.EXPERIMENTS:
     register(_exp)
@@ -75,6 +75,8 @@ __all__ = [
     "run_experiment",
     "run_point",
     "run_sweep_spec",
+    "state_of",
+    "states_line",
     "sweep_requests",
     "write_json",
 ]

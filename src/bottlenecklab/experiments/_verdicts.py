@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from bottlenecklab.experiments._findings import finding_of
-from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult, Reads
+from bottlenecklab.experiments._spec import STATES, Claim, Experiment, Gate, PointResult, Reads
 
-__all__ = ["PREV", "count_states", "gate_of", "judge", "stability"]
+__all__ = ["PREV", "count_states", "gate_of", "judge", "stability", "state_of", "states_line"]
 
 PREV = "prev_"  # prefix of a scalar's value at the earlier state of the last phase
 
@@ -117,11 +117,27 @@ def _verdict(exp: Experiment, gate: Gate, c: Claim, points: Sequence[PointResult
     return dataclasses.replace(c, state=state, certificate=cert)
 
 
+def state_of(claim: Claim) -> str:
+    """The claim's verdict; for a `claims.json` written before verdicts were typed, the
+    state its `passed` / `asserted` / `measured` fields imply."""
+    if claim.state:
+        return claim.state
+    if not claim.asserted:
+        return "reported"
+    if claim.passed:
+        return "passed"
+    return "not-measured" if str(claim.measured).startswith("not measured") else "failed"
+
+
 def count_states(claims: Sequence[Claim]) -> dict[str, int]:
     """How many claims are in each state (every state of `STATES`, in order)."""
-    from bottlenecklab.experiments._spec import STATES
-
     counts = dict.fromkeys(STATES, 0)
     for c in claims:
-        counts[c.state or ("passed" if c.passed else "failed")] += 1
+        counts[state_of(c)] += 1
     return counts
+
+
+def states_line(claims: Sequence[Claim]) -> str:
+    """`3 passed, 1 failed, 1 not converged, 0 not measured, 2 reported` (one line)."""
+    counts = count_states(claims)
+    return ", ".join(f"{n} {st.replace('-', ' ')}" for st, n in counts.items())

@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from bottlenecklab.experiments import EXPERIMENTS, Claim, RunRecord, load_run
+from bottlenecklab.experiments import EXPERIMENTS, FINDINGS, Claim, RunRecord, load_run, state_of
 from bottlenecklab.files import atomic_write
 
 __all__ = ["PAPERS", "build_report", "claim_state", "find_runs", "report_data"]
@@ -32,7 +32,14 @@ PAPERS = {
     "003": "Saddle-to-saddle dynamics in deep ReLU networks: low-rank bias in the first escape",
     "004": "Feature learning in L2-regularized DNNs: attraction/repulsion and sparsity",
 }
-STATES = {"pass": "PASS", "fail": "FAIL", "unmeasured": "NOT MEASURED", "reported": "REPORTED"}
+# The verdicts of `convergence.md`, in the order the report counts them.
+STATES = {
+    "passed": "PASSED",
+    "failed": "FAILED",
+    "not-converged": "NOT CONVERGED",
+    "not-measured": "NOT MEASURED",
+    "reported": "REPORTED",
+}
 
 
 def find_runs(root: Path) -> list[Path]:
@@ -44,13 +51,12 @@ def find_runs(root: Path) -> list[Path]:
 
 
 def claim_state(claim: Claim) -> str:
-    """`pass`, `fail`, `unmeasured` (the run could not measure it, e.g. it diverged), or
-    `reported` (a number with no criterion, see `Claim.asserted`)."""
-    if not claim.asserted:
-        return "reported"
-    if claim.passed:
-        return "pass"
-    return "unmeasured" if str(claim.measured).startswith("not measured") else "fail"
+    """The claim's verdict, one of `STATES` (`experiments.state_of`)."""
+    return state_of(claim)
+
+
+def _finding_anchor(key: str) -> str:
+    return "finding-" + _slug(key)
 
 
 def _paper(source: str) -> str:
@@ -111,6 +117,7 @@ def _claim_rows(group: _Group) -> list[dict[str, Any]]:
                     "source": c.source,
                     "expected": c.expected,
                     "per_seed": [],
+                    "finding": _finding_anchor(c.finding) if c.finding else None,
                 },
             )
             fig = exp.figure_of(c.id)
@@ -120,21 +127,20 @@ def _claim_rows(group: _Group) -> list[dict[str, Any]]:
                     "seed": run.meta.get("seed"),
                     "state": claim_state(c),
                     "measured": c.measured,
+                    "certificate": _certificate_text(c),
                     "href": href,
                 }
             )
     for row in rows.values():
         seeds = row["per_seed"]
-        row["passed"] = sum(s["state"] == "pass" for s in seeds)
+        row["passed"] = sum(s["state"] == "passed" for s in seeds)
         row["n"] = len(seeds)
-        row["state"] = (
-            "reported"
-            if all(s["state"] == "reported" for s in seeds)
-            else "pass"
-            if row["passed"] == row["n"]
-            else "unmeasured"
-            if all(s["state"] == "unmeasured" for s in seeds)
-            else "fail"
+        # A row shows its worst state over the seeds (failed before not converged, ...).
+        states = {s["state"] for s in seeds}
+        row["state"] = next(
+            st
+            for st in ("failed", "not-converged", "not-measured", "passed", "reported")
+            if st in states
         )
         numbers = [_number(s["measured"]) for s in seeds]
         if len(seeds) > 1 and all(x is not None for x in numbers):
@@ -153,10 +159,8 @@ def _overview(groups: list[_Group]) -> list[dict[str, Any]]:
             _paper(exp.source),
             {
                 "paper": _paper(exp.source),
-                "pass": 0,
-                "fail": 0,
-                "unmeasured": 0,
-                "reported": 0,
+                **dict.fromkeys(STATES, 0),
+                "findings": [],
                 "experiments": [],
                 "not_run": [],
                 "wall_s": 0.0,
@@ -172,12 +176,41 @@ def _overview(groups: list[_Group]) -> list[dict[str, Any]]:
                 for c in run.record.claims:
                     p[claim_state(c)] += 1
                 p["wall_s"] += float(run.meta.get("wall_s") or 0.0)
+    for f in FINDINGS:
+        runs = [(g, r) for g in groups if g.name == f.experiment for r in g.runs]
+        latest = [
+            {
+                "seed": r.meta.get("seed"),
+                "state": claim_state(c),
+                "measured": c.measured,
+                "href": f"#{g.anchor}",
+            }
+            for g, r in runs
+            for c in r.record.claims
+            if c.id == f.claim
+        ]
+        paper = _paper(EXPERIMENTS[f.experiment].source) if f.experiment in EXPERIMENTS else "?"
+        if paper in papers:
+            papers[paper]["findings"].append(
+                {"finding": f, "anchor": _finding_anchor(f.key), "runs": latest}
+            )
     out = []
     for key in sorted(papers):
         p = papers[key]
         p["title"] = PAPERS.get(key, "")
         out.append(p)
     return out
+
+
+def _certificate_text(c: Claim) -> str:
+    cert = c.certificate or {}
+    if not cert:
+        return ""
+    text = f"stationarity {cert.get('stationarity', float('nan')):.3g} (<= {cert.get('threshold')})"
+    if cert.get("scalar"):
+        text += f"; {cert['scalar']} moved {cert.get('change', float('nan')):.3g}"
+        text += f" (allowed {cert.get('allowed', float('nan')):.3g})"
+    return text
 
 
 def report_data(root: Path) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bottlenecklab.experiments import RunRecord, get
+from bottlenecklab.experiments import RunRecord, get, state_of, states_line
 from bottlenecklab.files import atomic_write
 from bottlenecklab.report._figures import write_figures
 
@@ -26,9 +26,6 @@ _COLUMNS = (
 def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
     """The Markdown text of a run's summary."""
     m = record.meta
-    asserted = [c for c in record.claims if c.asserted]
-    passed = sum(c.passed for c in asserted)
-    reported = len(record.claims) - len(asserted)
     lines = [
         f"# {record.name}",
         "",
@@ -41,14 +38,16 @@ def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
         + "".join(f" --set {k}={v}" for k, v in (m.get("overrides") or {}).items())
         + "`",
         "",
-        f"## Claims: {passed} of {len(asserted)} pass"
-        + (f" ({reported} more reported only, not asserted)" if reported else ""),
+        f"## Claims: {states_line(record.claims)}",
         "",
         "| claim | source | statement | expected | measured | |",
         "|---|---|---|---|---|---|",
     ]
     for c in record.claims:
-        mark = "REPORTED" if not c.asserted else "PASS" if c.passed else "**FAIL**"
+        state = state_of(c)
+        mark = state.upper() if state in ("passed", "reported") else f"**{state.upper()}**"
+        if (c.certificate or {}).get("reason"):
+            mark += f" ({c.certificate['reason']})"
         lines.append(
             f"| {c.id} | {c.source} | {c.statement} | {c.expected} | {c.measured} | {mark} |"
         )

@@ -1,0 +1,189 @@
+"""Claim verdicts (spec `convergence.md`): the certificate and value stability decide
+whether a claim about trained networks counts; every experiment declares what its claims
+read; typed states round-trip through `claims.json`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from bottlenecklab.experiments import (
+    EXPERIMENTS,
+    FINDINGS,
+    STATES,
+    Claim,
+    Experiment,
+    Gate,
+    Measurement,
+    PointResult,
+    Reads,
+    count_states,
+    get,
+    judge,
+    resolve_config,
+    run_experiment,
+    state_of,
+)
+from bottlenecklab.experiments._claims import at_most, in_range, reported, unmeasured
+
+
+def _exp(**reads: Reads) -> Experiment:
+    return Experiment(
+        name="test/verdicts",
+        source="000 Fig 0",
+        title="t",
+        config=None,
+        presets={},
+        grid={},
+        measure=lambda m, d, c: Measurement({}),
+        claims=lambda c, r: [],
+        reads=reads,
+    )
+
+
+def _point(stationarity: float, value: float, prev: float | None) -> PointResult:
+    scalars = {"cert_stationarity": stationarity, "x": value}
+    if prev is not None:
+        scalars["prev_x"] = prev
+    return PointResult("p", {}, "done", "", scalars, [], [], 10, 1.0)
+
+
+READS = Reads(("x",), window=1.0)
+CLAIM = in_range("c", "000 Fig 0", "x in [0, 1]", 0.5, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("stationarity", "prev", "state"),
+    [
+        (1e-3, 0.5, "passed"),  # converged and stable
+        (1e-3, 0.5 + 0.24, "passed"),  # moved less than window/4 = 0.25
+        (1e-3, 0.5 + 0.26, "not-converged"),  # moved more than window/4
+        (0.5, 0.5, "not-converged"),  # stationarity above the threshold
+        (math.nan, 0.5, "not-converged"),  # no certificate
+        (1e-3, None, "not-converged"),  # no earlier state
+    ],
+)
+def test_certificate_and_stability_decide(stationarity, prev, state) -> None:
+    (c,) = judge(_exp(c=READS), None, [CLAIM], [_point(stationarity, 0.5, prev)])
+    assert c.state == state and c.passed is (state == "passed")
+    assert c.certificate is not None and c.certificate["threshold"] == Gate().threshold
+    if state == "not-converged":
+        assert c.certificate["reason"]
+
+
+def test_a_converged_claim_outside_its_tolerance_fails() -> None:
+    claim = at_most("c", "000 Fig 0", "x <= 0.1", 0.5, 0.1)
+    (c,) = judge(_exp(c=READS), None, [claim], [_point(1e-3, 0.5, 0.5)])
+    assert c.state == "failed" and not c.passed
+
+
+def test_the_experiment_threshold_applies() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        certify: Gate = Gate(threshold=0.6)
+
+    (c,) = judge(_exp(c=READS), Cfg(), [CLAIM], [_point(0.5, 0.5, 0.5)])
+    assert c.state == "passed"
+
+
+def test_relative_windows_scale_with_the_value() -> None:
+    reads = Reads(("x",), window=0.02, relative=True)  # a 2 % tolerance: 0.5 % allowed
+    ok = judge(_exp(c=reads), None, [CLAIM], [_point(1e-3, 100.0, 100.4)])[0]
+    bad = judge(_exp(c=reads), None, [CLAIM], [_point(1e-3, 100.0, 100.6)])[0]
+    assert (ok.state, bad.state) == ("passed", "not-converged")
+
+
+def test_patterns_match_claim_ids() -> None:
+    claim = dataclasses.replace(CLAIM, id="plateau(lam=0.001)")
+    (c,) = judge(_exp(**{"plateau*": READS}), None, [claim], [_point(0.5, 0.5, 0.5)])
+    assert c.state == "not-converged"
+
+
+@pytest.mark.parametrize(
+    ("claim", "state"),
+    [
+        (reported("r", "000", "a number", 0.3), "reported"),
+        (unmeasured("u", "000", "s", "e", "diverged"), "not-measured"),
+        (in_range("t", "000", "theory", 2.0, 0.0, 1.0), "failed"),  # not in reads: theory
+    ],
+)
+def test_other_states(claim: Claim, state: str) -> None:
+    (c,) = judge(_exp(c=READS), None, [claim], [_point(1e-3, 0.5, 0.5)])
+    assert c.state == state and state_of(c) == state
+
+
+def test_states_round_trip_through_claims_json() -> None:
+    claims = judge(
+        _exp(c=READS),
+        None,
+        [CLAIM, reported("r", "000", "n", 1.0), unmeasured("u", "000", "s", "e", "why")],
+        [_point(0.5, 0.5, 0.5)],
+    )
+    text = json.dumps([dataclasses.asdict(c) for c in claims])
+    back = [Claim(**c) for c in json.loads(text)]
+    assert back == claims
+    assert count_states(back) == {
+        "passed": 0,
+        "failed": 0,
+        "not-converged": 1,
+        "not-measured": 1,
+        "reported": 1,
+    }
+    assert set(count_states(back)) == set(STATES)
+
+
+def test_old_claims_files_get_their_implied_state() -> None:
+    old = Claim("a", "000", "s", "e", 1.0, True)
+    assert state_of(old) == "passed"
+    assert state_of(dataclasses.replace(old, passed=False)) == "failed"
+
+
+def test_findings_name_registered_claims() -> None:
+    for f in FINDINGS:
+        assert f.experiment in EXPERIMENTS, f.key
+        assert f.measured and f.pilots and f.settle and f.spec
+
+
+def test_a_finding_claim_is_marked() -> None:
+    f = FINDINGS[0]
+    exp = dataclasses.replace(_exp(), name=f.experiment)
+    claim = dataclasses.replace(CLAIM, id=f.claim)
+    (c,) = judge(exp, None, [claim], [])
+    assert c.finding == f.key
+
+
+TRAINED = sorted(name for name, exp in EXPERIMENTS.items() if exp.trains)
+
+
+@pytest.mark.parametrize("name", TRAINED)
+def test_every_claim_of_a_trained_experiment_is_gated_or_says_why_not(name, smoke_record):
+    """A claim about trained networks reads scalars the certificate checks (`reads`), or the
+    experiment says why no certificate applies (`ungated`)."""
+    exp, _, _, record = smoke_record(name)
+    undeclared = [
+        c.id
+        for c in record.claims
+        if c.asserted and exp.reads_of(c.id) is None and not exp.is_ungated(c.id)
+    ]
+    assert not undeclared, f"{name}: declare reads or ungated for {undeclared}"
+    read = {s for r in exp.reads.values() for s in r.scalars}
+    for point in record.points:
+        assert read <= set(point.scalars), f"{name} reads scalars it does not measure"
+
+
+UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TRAINED if get(n).reads))
+def test_gated_claims_are_not_converged_on_an_untrained_network(name, tmp_path) -> None:
+    exp = get(name)
+    cfg = resolve_config(exp, "smoke", UNTRAINED)
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
+    gated = [c for c in record.claims if c.asserted and exp.reads_of(c.id) is not None]
+    assert gated
+    assert all(c.state in ("not-converged", "not-measured") for c in gated), [
+        (c.id, c.state) for c in gated
+    ]
