@@ -96,12 +96,20 @@ class KinkMode(TorchFunctionMode):
     Args:
         tau: kink band; s: one tensor per call (its kink entries, in order), or None
             (record only, autograd's derivative everywhere).
+        masks: the kink sets, one per call, when known (e.g. for a subset of the rows of
+            the batch they were found on); else each call finds its own.
     """
 
-    def __init__(self, tau: float = TAU, s: Sequence[torch.Tensor] | None = None) -> None:
+    def __init__(
+        self,
+        tau: float = TAU,
+        s: Sequence[torch.Tensor] | None = None,
+        masks: Sequence[torch.Tensor] | None = None,
+    ) -> None:
         super().__init__()
         self.tau = tau
         self.s = s
+        self.masks = masks
         self.calls: list[_Call] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -115,9 +123,11 @@ class KinkMode(TorchFunctionMode):
         z = args[0]
         value = torch.where(z > 0, z, slope * z)  # the activation's value (not in place)
         zd = z.detach()
-        rms = zd.pow(2).mean().sqrt()
-        mask = zd.abs() <= self.tau * rms
         i = len(self.calls)
+        if self.masks is not None:
+            mask = self.masks[i]
+        else:
+            mask = zd.abs() <= self.tau * zd.pow(2).mean().sqrt()
         self.calls.append(_Call(zd, slope, mask))
         if self.s is None:
             return value
@@ -195,16 +205,7 @@ def certify(
     smooth = grad_norm / scale
     best, iters = smooth, 0
     if sum(kinks):
-        # Start at autograd's own derivative (so the minimum found is <= the smooth one).
-        s0 = [(c.z[c.mask] > 0).to(torch.float64) for c in calls]
-
-        def objective(s: list[torch.Tensor]) -> torch.Tensor:
-            with KinkMode(tau, s):
-                F_s = cost_fn(forward(X), Y) + _regularization(net, lam)
-            g = torch.autograd.grad(F_s, params, create_graph=True, allow_unused=True)
-            return sum(gi.pow(2).sum() for gi in g if gi is not None)
-
-        value, iters = minimize_box(objective, s0, max_iter)
+        value, iters = _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter)
         best = min(smooth, math.sqrt(max(value, 0.0)) / scale)
     return Certificate(
         stationarity=best,
@@ -217,6 +218,86 @@ def certify(
         threshold=threshold,
         iterations=iters,
     )
+
+
+def _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter):
+    """`min_s ||g(s)||^2` with the derivative free on the kink set; `(value, iterations)`.
+
+    The cost is a mean over samples and the forward pass treats samples independently, so
+    the gradient splits into the rows with a kink (recomputed for each `s`) and all the
+    others (computed once): each evaluation costs a pass over the kinked rows only.
+    """
+    params = [p for p in net.parameters() if p.requires_grad]
+    n = len(X)
+    hit = torch.zeros(n, dtype=torch.bool, device=X.device)
+    for c in calls:
+        if c.z.dim() >= 1 and c.z.shape[0] == n:
+            hit |= c.mask.reshape(n, -1).any(1)
+        else:  # a call whose rows are not the samples: keep every row
+            hit[:] = True
+    rows, rest = hit.nonzero().squeeze(1), (~hit).nonzero().squeeze(1)
+    k = len(rows)
+    fixed = _regularization(net, lam)
+    if len(rest):  # no kink in these rows: autograd's derivative is the only one
+        fixed = fixed + cost_fn(forward(X[rest]), Y[rest]) * (len(rest) / n)
+    g_fixed = [
+        torch.zeros_like(p) if g is None else g.detach()
+        for p, g in zip(params, torch.autograd.grad(fixed, params, allow_unused=True))
+    ]
+    masks = [c.mask[rows] for c in calls]
+    s0 = [(c.z[rows][m] > 0).to(X.dtype) for c, m in zip(calls, masks)]
+    sizes = [int(t.numel()) for t in s0]
+
+    def gradient(flat: torch.Tensor, graph: bool = False) -> torch.Tensor:
+        with KinkMode(TAU, list(torch.split(flat, sizes)), masks=masks):
+            F_s = cost_fn(forward(X[rows]), Y[rows]) * (k / n)
+        g = torch.autograd.grad(F_s, params, create_graph=graph, allow_unused=True)
+        return torch.cat(
+            [(gf + gi if gi is not None else gf).reshape(-1) for gf, gi in zip(g_fixed, g)]
+        )
+
+    flat0 = torch.cat(s0)
+    if len(flat0) <= MAX_EXACT:
+        return _box_gauss_newton(gradient, flat0)
+
+    def objective(s: list[torch.Tensor]) -> torch.Tensor:
+        return gradient(torch.cat(s), graph=True).pow(2).sum()
+
+    return minimize_box(objective, s0, max_iter)
+
+
+MAX_EXACT = 512  # kink entries up to which the Jacobian in s is formed column by column
+
+
+def _box_gauss_newton(gradient, s: torch.Tensor, rounds: int = 8) -> tuple[float, int]:
+    """`min ||g(s)||^2` over `s in [0, 1]^K` for `g` affine in each coordinate of `s`.
+
+    Each coordinate enters the chain rule once, so a column of the Jacobian is the exact
+    difference `g(s + e_k) - g(s)`; the box-constrained linear least-squares problem is
+    solved exactly (`scipy.optimize.lsq_linear`) and re-linearized where kinks interact
+    (several kinks along one sample's path). Returns the smallest `||g||^2` evaluated and
+    the number of rounds.
+    """
+    g = gradient(s).detach()
+    best = float(g.pow(2).sum())
+    done = 0
+    while done < rounds:
+        done += 1
+        cols = []
+        for i in range(len(s)):
+            e = s.clone()
+            e[i] += 1.0 if s[i] < 0.5 else -1.0
+            cols.append((gradient(e).detach() - g) * (1.0 if s[i] < 0.5 else -1.0))
+        J = torch.stack(cols, 1).cpu().numpy()  # [P, K]
+        target = J @ s.cpu().numpy() - g.cpu().numpy()
+        sol = scipy.optimize.lsq_linear(J, target, bounds=(0.0, 1.0), method="bvls")
+        s_new = torch.as_tensor(sol.x, dtype=s.dtype, device=s.device).clamp(0.0, 1.0)
+        g_new = gradient(s_new).detach()
+        value = float(g_new.pow(2).sum())
+        if not value < best * (1 - 1e-9):
+            break
+        s, g, best = s_new, g_new, value
+    return best, done
 
 
 def minimize_box(
