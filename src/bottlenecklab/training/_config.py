@@ -20,7 +20,7 @@ class PhaseConfig:
             step = one L-BFGS iteration), `newton` (trust-region Newton with exact
             Hessian-vector products through scipy's trust-krylov on the host, `lr` the
             initial trust radius; one step = one trust-region iteration) or
-            `trust_region` (the same outer method in torch with Steihaug-CG, on the
+            `trust_region` (the same outer method in torch with a Lanczos GLTR solver, on the
             training device).
         steps: number of steps (iterations) of the phase.
         lr: learning rate (divided by the depth when `TrainConfig.lr_per_depth`).

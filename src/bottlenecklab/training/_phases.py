@@ -160,7 +160,7 @@ class Newton(PhaseKind):
 
 
 class TrustRegionPhase(PhaseKind):
-    """Trust-region Newton in torch (`trust_region_step`: Steihaug-CG on exact
+    """Trust-region Newton in torch (`trust_region_step`: Lanczos GLTR on exact
     Hessian-vector products), on the parameters' own device; `lr` the initial trust
     radius, one step = one trust-region iteration (accepted or not)."""
 

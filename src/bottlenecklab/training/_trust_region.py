@@ -1,23 +1,25 @@
-"""Trust-region Newton in torch: Steihaug-CG on exact Hessian-vector products, on the
-parameters' own device (the `trust_region` phase; `newton` is the scipy twin).
+"""Trust-region Newton in torch: a Lanczos (GLTR) subproblem solver on exact
+Hessian-vector products, on the parameters' own device (the `trust_region` phase; `newton`
+is the scipy twin).
 
 Why a second implementation: scipy's `trust-krylov` (`_newton.py`) runs on the host, so on a
 GPU every Krylov iteration copies a Hessian-vector product to the CPU and back; here the
-whole iteration stays on the device. The subproblem `min_p g.p + p.Hp/2, ||p|| <= radius`
-is solved by truncated CG (Steihaug 1983; Nocedal & Wright, Alg. 7.2) with one double
-backward per CG iteration on a graph built once per point. Its branches (negative
-curvature, the boundary, convergence) are masked tensor updates, so the host reads the
-state only every `CHECK_EVERY` CG iterations.
+Krylov vectors stay on the device (one double backward per iteration on a graph built once
+per point) and the host reads only the small tridiagonal matrix, every `CHECK_EVERY`
+iterations. Like scipy's GLTR, and unlike Steihaug-CG, the subproblem keeps iterating on
+the trust-region boundary, which is what keeps the method moving at ReLU kinks (a
+Steihaug step there is a scaled gradient step: measured, it stalls).
 
-The outer iteration is scipy's `_minimize_trust_region` (the rules that kept it moving at
-ReLU kinks): a step is accepted when `rho = actual / predicted decrease > 0.15`; the radius
-is quartered when `rho < 0.25` (also when the trial loss is NaN/Inf) and doubled, up to
-1000, when `rho > 0.75` on the boundary; the method stops when the model predicts no
-decrease at float precision or the radius is below the iterate's float spacing.
+The outer iteration is scipy's `_minimize_trust_region`: a step is accepted when
+`rho = actual / predicted decrease > 0.15`; the radius is quartered when `rho < 0.25`
+(also when the trial loss is NaN/Inf) and doubled, up to 1000, when `rho > 0.75` on the
+boundary; the method stops when the predicted decrease is below the loss's float spacing
+or the radius below the iterate's.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -26,14 +28,14 @@ __all__ = ["TrustRegion", "trust_region_step"]
 
 ETA = 0.15  # scipy's acceptance threshold of `rho`
 MAX_RADIUS = 1000.0  # scipy's default `max_trust_radius`
-CG_ITERS = 250  # most CG iterations per subproblem (truncated CG still descends)
-CHECK_EVERY = 8  # CG iterations between reads of the "done" flag by the host
+CG_ITERS = 100  # most Lanczos iterations (vectors kept) per subproblem
+CHECK_EVERY = 8  # Lanczos iterations between reads of `T` by the host (accelerators)
 
 
 class TrustRegion:
     """The resumable state of a trust-region phase: its radius (what a checkpoint keeps as
-    `optimizer`), plus the loss graph at the current point, reused while the parameters
-    are unchanged (their autograd version counters)."""
+    `optimizer`), plus the loss graph at the current point, reused by the next iteration
+    while the parameters are unchanged (their autograd version counters)."""
 
     def __init__(self, radius: float) -> None:
         self.radius = float(radius)
@@ -83,45 +85,72 @@ def _hvp(grads, params) -> Callable[[torch.Tensor], torch.Tensor]:
     return hvp
 
 
-def _to_boundary(z: torch.Tensor, d: torch.Tensor, radius: float) -> torch.Tensor:
-    """`tau >= 0` with `||z + tau d|| = radius` (`||z|| <= radius`)."""
-    a, b, c = d @ d, 2 * (z @ d), z @ z - radius**2
-    return (-b + torch.sqrt((b * b - 4 * a * c).clamp_min(0))) / (2 * a)
+def _small_problem(T: torch.Tensor, g_norm: float, radius: float) -> torch.Tensor:
+    """`h [k]` minimizing `g_norm h_1 + h.T h/2` over `||h|| <= radius` (T `[k, k]`
+    tridiagonal, host float64): the interior Newton point, else `h = -(T + mu I)^-1 c` with
+    `||h|| = radius` (bisection on `mu`), plus the hard case's eigenvector component."""
+    lam, V = torch.linalg.eigh(T)
+    c = g_norm * V[0]  # V^T (g_norm e_1)
+    lo = max(0.0, -float(lam[0]))
+    if lo == 0.0 and float(lam[0]) > 0:
+        h = -c / lam
+        if float(h.norm()) <= radius:
+            return V @ h
 
+    def size(mu: float) -> float:
+        return float((c / (lam + mu)).norm()) if mu + float(lam[0]) > 0 else float("inf")
 
-def steihaug(
-    hvp: Callable[[torch.Tensor], torch.Tensor], g: torch.Tensor, radius: float, tol: float
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Truncated CG on `min_p g.p + p.Hp/2, ||p|| <= radius`: `(p, H p, on the boundary)`.
-
-    Stops at `||r|| < tol`, at negative curvature or at the boundary (then `p` is on it);
-    every update is a masked tensor op, the host checks the flags every `CHECK_EVERY`.
-    """
-    z, Hz = torch.zeros_like(g), torch.zeros_like(g)
-    r, d = g.clone(), -g
-    rr = r @ r
-    done = torch.zeros((), dtype=torch.bool, device=g.device)
-    hit = torch.zeros((), dtype=torch.bool, device=g.device)
-    for j in range(min(CG_ITERS, g.numel())):
-        if j % CHECK_EVERY == 0 and j > 0 and bool(done):
+    hi = lo + float(c.norm()) / radius + 1e-300
+    if size(lo) <= radius:  # the hard case: step to the boundary along the lowest mode
+        h = -torch.where(lam + lo > 0, c / (lam + lo), torch.zeros_like(c))
+        h[0] = h[0] + math.sqrt(max(radius**2 - float(h.norm()) ** 2, 0.0))
+        return V @ h
+    for _ in range(200):  # ||h(mu)|| decreases in mu: bisect to float precision
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
             break
-        Bd = hvp(d)
-        dBd = d @ Bd
-        alpha = rr / dBd
-        z_in = z + alpha * d
-        out = ((dBd <= 0) | (z_in @ z_in >= radius**2)) & ~done
-        tau = torch.where(out, _to_boundary(z, d, radius), alpha)
-        step = torch.where(done, torch.zeros_like(tau), tau)
-        z, Hz = z + step * d, Hz + step * Bd
-        r_new = r + alpha * Bd
-        rr_new = r_new @ r_new
-        hit = hit | out
-        stop = done | out
-        d = torch.where(stop, d, -r_new + (rr_new / rr) * d)
-        r = torch.where(stop, r, r_new)
-        rr = torch.where(stop, rr, rr_new)
-        done = stop | (rr_new < tol**2)
-    return z, Hz, hit
+        lo, hi = (mid, hi) if size(mid) > radius else (lo, mid)
+    return V @ (-c / (lam + hi))
+
+
+def gltr(
+    hvp: Callable[[torch.Tensor], torch.Tensor], g: torch.Tensor, radius: float, tol: float
+) -> tuple[torch.Tensor, float, bool]:
+    """The trust-region subproblem `min_p g.p + p.Hp/2, ||p|| <= radius` over a Lanczos
+    (Krylov) subspace (GLTR; Gould, Lucidi, Roma & Toint 1999): `(p, predicted decrease,
+    on the boundary)`.
+
+    Unlike Steihaug-CG it does not stop where the boundary or negative curvature is met:
+    it keeps growing the subspace and solves the small tridiagonal problem exactly, until
+    the residual `beta_{k+1} |h_k|` is below `tol`. The Lanczos vectors are kept (`[k, P]`,
+    fully reorthogonalized); the host reads `T` only every `CHECK_EVERY` iterations.
+    """
+    g_norm = g.norm()
+    Q = [g / g_norm]
+    alphas, betas = [], []
+    q_prev, beta = torch.zeros_like(g), g_norm.new_zeros(())
+    kmax = min(CG_ITERS, g.numel())
+    every = 1 if g.device.type == "cpu" else CHECK_EVERY  # a host read is free on the CPU
+    for k in range(1, kmax + 1):
+        w = hvp(Q[-1]) - beta * q_prev
+        alpha = Q[-1] @ w
+        basis = torch.stack(Q)  # [k, P]
+        w = w - alpha * Q[-1]
+        w = w - basis.T @ (basis @ w)  # full reorthogonalization
+        beta = w.norm()
+        alphas.append(alpha)
+        betas.append(beta)
+        if k % every == 0 or k == kmax:
+            a, b = torch.stack(alphas).cpu(), torch.stack(betas).cpu()  # one host read
+            T = torch.diag(a) + torch.diag(b[:-1], 1) + torch.diag(b[:-1], -1)
+            h = _small_problem(T.double(), float(g_norm), radius)
+            if float(b[-1]) * abs(float(h[-1])) <= tol or float(b[-1]) == 0.0:
+                break
+        q_prev = Q[-1]
+        Q.append(w / beta.clamp_min(torch.finfo(g.dtype).tiny))
+    predicted = -(float(g_norm) * float(h[0]) + 0.5 * float(h @ (T.double() @ h)))
+    p = h.to(g) @ torch.stack(Q[: h.numel()])
+    return p, predicted, float(h.norm()) >= radius * (1 - 1e-12)
 
 
 def trust_region_step(
@@ -139,20 +168,22 @@ def trust_region_step(
     x = torch.cat([p.detach().reshape(-1) for p in params])
     if g_norm == 0.0 or state.radius <= torch.finfo(x.dtype).eps * float(x.norm()):
         return loss.detach(), True
-    p, Hp, hit = steihaug(_hvp(grads, params), g, state.radius, min(0.5, g_norm**0.5) * g_norm)
-    predicted = -float(g @ p + 0.5 * (p @ Hp))
-    if not predicted > 0:  # no decrease at float precision
+    tol = min(0.5, g_norm**0.5) * g_norm
+    p, predicted, hit = gltr(_hvp(grads, params), g, state.radius, tol)
+    if not predicted > torch.finfo(x.dtype).eps * abs(
+        float(loss.detach())
+    ):  # none at float precision
         return loss.detach(), True
     _assign(params, x + p)
     trial = _graph(loss_fn, params, state)
     rho = (float(loss.detach()) - float(trial[0].detach())) / predicted
     if not rho >= 0.25:
         state.radius *= 0.25
-    elif rho > 0.75 and bool(hit):
+    elif rho > 0.75 and hit:
         state.radius = min(2 * state.radius, MAX_RADIUS)
-    if not rho > ETA:  # rejected: back to the point and its graph
-        _assign(params, x)
-        state._graph = (_versions(params), loss, grads, g)
+    if not rho > ETA:  # rejected: back to the point (its graph is rebuilt: the in-place
+        _assign(params, x)  # writes invalidate the saved tensors of the double backward)
+        state._graph = None
     return loss.detach(), False
 
 
