@@ -1,5 +1,6 @@
 """The torch trust-region phase against scipy's (`newton`): the same optimum of a ridge
-problem, a leaky ResNet trained at least as far, monotone, resumable bitwise."""
+problem and loss of a smooth deep linear net, a leaky ResNet trained at least as far,
+monotone, resumable bitwise."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 import bottlenecklab.training._trainer as trainer_module
-from bottlenecklab.models import LeakyResNetConfig
+from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import (
     PhaseConfig,
@@ -32,25 +33,45 @@ def _ridge():
 
 
 @pytest.mark.parametrize("radius", [10.0, 0.1])
-def test_ridge_optimum_to_round_off_and_same_as_scipy(radius):
-    """From inside (10) or far outside (0.1) the trust region: the closed-form ridge
-    solution to round-off, where scipy's trust-krylov stops at ~sqrt(eps) (loss values
-    cannot resolve closer steps)."""
+def test_ridge_optimum_as_scipy_reaches_it(radius):
+    """From inside (10) or far outside (0.1) the trust region, the closed-form ridge
+    solution to the attainable accuracy, as scipy's trust-krylov: steps are accepted on
+    loss values, which resolve `|dx|` only down to ~sqrt(eps) (times the conditioning)."""
     A, b, exact = _ridge()
     x = torch.nn.Parameter(torch.zeros(6, dtype=F64))
     y = torch.nn.Parameter(torch.zeros(6, dtype=F64))
     state = TrustRegion(radius)
+
+    def loss() -> torch.Tensor:
+        return (A @ x - b).pow(2).sum() + 0.1 * x.pow(2).sum()
+
     for _ in range(40):
-        _, stopped = trust_region_step(
-            lambda: (A @ x - b).pow(2).sum() + 0.1 * x.pow(2).sum(), [x], state
-        )
+        _, stopped = trust_region_step(loss, [x], state)
         if stopped:
             break
     assert stopped
     newton_steps(lambda: (A @ y - b).pow(2).sum() + 0.1 * y.pow(2).sum(), [y], 40, radius=radius)
-    scale = float(exact.norm())
-    assert float((x.detach() - exact).norm()) <= 100 * EPS * scale
-    torch.testing.assert_close(x.detach(), y.detach(), rtol=0, atol=1e-6 * scale)
+    H = A.T @ A + 0.1 * torch.eye(6, dtype=F64)
+    bound = float(torch.linalg.cond(H)) * EPS**0.5 * float(exact.norm())
+    assert float((x.detach() - exact).norm()) <= bound
+    assert float((x.detach() - y.detach()).norm()) <= 2 * bound
+
+
+def test_smooth_deep_linear_net_same_loss_as_scipy_to_round_off(tiny_data):
+    """A deep linear net after Adam (smooth: both methods converge quadratically): the
+    same final loss to round-off (the minima form a manifold, so the points may differ)."""
+    final = {}
+    for kind in ("newton", "trust_region"):
+        net = FCNNConfig(depth=3, width=6, activation="identity").build(
+            tiny_data.d_in, tiny_data.d_out, seed=0, dtype=F64
+        )
+        adam = TrainConfig(lam=0.05, phases=(PhaseConfig("adam", 300, 1e-2),), dtype="float64")
+        train(net, tiny_data, adam, progress=False)
+        cfg = TrainConfig(lam=0.05, phases=(PhaseConfig(kind, 40, 1.0),), dtype="float64")
+        res = train(net, tiny_data, cfg, progress=False)
+        assert res.metrics[-1]["grad_norm"] <= 1e-7
+        final[kind] = res.metrics[-1]["loss"]
+    assert final["trust_region"] == pytest.approx(final["newton"], rel=1e-12)
 
 
 def _resnet_setup():
@@ -65,7 +86,8 @@ def _resnet_setup():
 
 def test_leaky_resnet_trains_at_least_as_far_as_scipy_newton():
     """After the same Adam phase, 60 iterations of each: monotone logged losses, and the
-    torch phase ends no higher than scipy's (it reaches 1.1087 against 1.1184 at 100)."""
+    torch phase ends no higher than scipy's (ReLU kinks: the paths differ; measured 1.1086
+    against 1.1185)."""
     data, net = _resnet_setup()
     final = {}
     for kind in ("newton", "trust_region"):

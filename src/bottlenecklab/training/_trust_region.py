@@ -168,7 +168,7 @@ def trust_region_step(
     x = torch.cat([p.detach().reshape(-1) for p in params])
     if g_norm == 0.0 or state.radius <= torch.finfo(x.dtype).eps * float(x.norm()):
         return loss.detach(), True
-    tol = min(0.5, g_norm**0.5) * g_norm
+    tol = min(0.5, g_norm) * g_norm  # forcing term ||g||: quadratic convergence
     p, predicted, hit = gltr(_hvp(grads, params), g, state.radius, tol)
     if not predicted > torch.finfo(x.dtype).eps * abs(
         float(loss.detach())
