@@ -150,14 +150,12 @@ def train_ensemble(
     scale = 1.0 / models[0].depth if cfg.lr_per_depth else 1.0
     adapt_every = getattr(models[0], "adapt_every", 0)
     books = [
-        Bookkeeper(
+        Bookkeeper.for_run(
             m,
             cfg,
-            None,
             checkpoint=None if checkpoints is None else checkpoints[e],
             on_log=None if on_log is None else on_log[e],
-            progress=False,
-        )  # fmt: skip
+        )
         for e, m in enumerate(models)
     ]
     for b in books:
@@ -196,7 +194,7 @@ def train_ensemble(
                 bad = int((~torch.isfinite(values)).nonzero()[0])
                 raise TrainingDiverged(f"ensemble member {bad}: loss became {float(values[bad])}")
             last = t == phase.steps - 1 and phase_i == len(cfg.phases) - 1
-            if steps % cfg.log_every == 0 or last:
+            if books[0].due(steps, last):
                 rows = _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase, lr)
                 wall = (time.perf_counter() - t0) / E
                 for b, row in zip(books, rows):

@@ -52,21 +52,34 @@ class Bookkeeper:
     checkpoints every `checkpoint_every` steps, and on a NaN/Inf loss the rollback to the
     last logged good state (`TrainingDiverged`). `resume()` restores all of it.
 
+    `train` and `train_ensemble` use all of it (`for_run`); loops of their own (small
+    init, representation GD) use the rows, `due` and the bar.
+
     Args:
         model: the network trained (its `state_dict` is what is checkpointed).
-        cfg: the run's `TrainConfig` (phases, `log_every`, `checkpoint_every`).
+        total: steps of the run (the bar); log_every: steps between rows.
+        phases: the run's phases (`advance` books steps into them).
+        checkpoint_every: steps between checkpoints (to `checkpoint`).
         measure: `(optimizer, lr) -> row` (loss parts, test cost, ...) at the current state.
         checkpoint, on_log, progress, desc: as in `train`.
     """
 
-    def __init__(self, model, cfg: TrainConfig, measure, *, checkpoint=None, on_log=None,
-                 progress: bool | None = None, desc: str = "train") -> None:  # fmt: skip
-        self.model, self.cfg, self.measure = model, cfg, measure
+    def __init__(self, model, *, total: int, log_every: int, phases: tuple = (),
+                 checkpoint_every: int = 1, measure=None, checkpoint=None, on_log=None,
+                 progress: bool | None = False, desc: str = "train") -> None:  # fmt: skip
+        self.model, self.total, self.log_every, self.phases = model, total, log_every, phases
+        self.checkpoint_every, self.measure = checkpoint_every, measure
         self.checkpoint, self.on_log = checkpoint, on_log
         self.result = TrainResult()
         self.phase, self.t, self.lr_factor, self.opt_state = 0, 0, 1.0, None
         self.show = sys.stderr.isatty() if progress is None else progress
         self.desc = desc
+
+    @classmethod
+    def for_run(cls, model, cfg: TrainConfig, measure=None, **kw: Any) -> Bookkeeper:
+        """The bookkeeper of a `TrainConfig` run (`kw`: checkpoint, on_log, progress, desc)."""
+        every = {"log_every": cfg.log_every, "checkpoint_every": cfg.checkpoint_every}
+        return cls(model, total=cfg.total_steps, phases=cfg.phases, measure=measure, **every, **kw)
 
     def resume(self) -> None:
         """Continue from `checkpoint` (`CheckpointError` when missing or corrupted)."""
@@ -81,7 +94,7 @@ class Bookkeeper:
 
     def start(self) -> None:
         r = self.result
-        self.bar = tqdm(total=self.cfg.total_steps, initial=r.steps, desc=self.desc,
+        self.bar = tqdm(total=self.total, initial=r.steps, desc=self.desc,
                         disable=not self.show, leave=False)  # fmt: skip
         self.t0 = time.perf_counter()
         self.good, self.good_step = copy.deepcopy(self.model.state_dict()), r.steps
@@ -102,28 +115,35 @@ class Bookkeeper:
 
     def until_boundary(self) -> int:
         """Steps to the next log or checkpoint (chunked phases stop there)."""
-        s, cfg = self.result.steps, self.cfg
+        s = self.result.steps
         return min(
-            cfg.log_every - s % cfg.log_every, cfg.checkpoint_every - s % cfg.checkpoint_every
+            self.log_every - s % self.log_every, self.checkpoint_every - s % self.checkpoint_every
         )
+
+    def due(self, step: int, last: bool = False) -> bool:
+        """Whether `step` gets a row: every `log_every` steps and the last one."""
+        return step % self.log_every == 0 or last
 
     def elapsed(self) -> float:
         return self.result.wall_s + time.perf_counter() - self.t0
 
     def log(self, row: dict[str, Any]) -> None:
+        """Append `row` to the metrics, call `on_log` with it, show it on the bar."""
         self.result.metrics.append(row)
         if self.on_log is not None:
             self.on_log(row)
-        self.bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
+        if self.show:
+            shown = {"loss": "loss", "test": "test_cost"}
+            self.bar.set_postfix({k: f"{row[c]:.4g}" for k, c in shown.items() if c in row})
 
     def advance(self, done: int, loss: torch.Tensor | float, opt: Any, lr: float) -> None:
         """Book `done` steps ending with `loss`: progress, the log row, divergence, the
         checkpoint."""
-        r, phase = self.result, self.cfg.phases[self.phase]
+        r, phase = self.result, self.phases[self.phase]
         self.tick(done)
         value = float(loss.detach()) if torch.is_tensor(loss) else float(loss)
-        last = self.t == phase.steps and self.phase == len(self.cfg.phases) - 1
-        if math.isfinite(value) and (r.steps % self.cfg.log_every == 0 or last):
+        last = self.t == phase.steps and self.phase == len(self.phases) - 1
+        if math.isfinite(value) and self.due(r.steps, last):
             row = {"step": r.steps, **self.measure(phase.optimizer, lr)}
             row["wall_s"] = round(self.elapsed(), 3)
             self.log(row)
@@ -140,7 +160,7 @@ class Bookkeeper:
                 f" kept the state of step {self.good_step}"
                 + (f" in {self.checkpoint}" if self.checkpoint else "")
             )
-        if r.steps % self.cfg.checkpoint_every == 0 and self.checkpoint is not None:
+        if r.steps % self.checkpoint_every == 0 and self.checkpoint is not None:
             self.save(opt.state_dict())
 
     def save(self, opt_state: dict[str, Any] | None = None, **extra: Any) -> None:
@@ -167,7 +187,7 @@ class Bookkeeper:
         self.bar.close()
         self.result.wall_s = self.elapsed() if wall_s is None else wall_s
         self.t0 = time.perf_counter()
-        self.phase = len(self.cfg.phases) if phases_done is None else phases_done
+        self.phase = len(self.phases) if phases_done is None else phases_done
         self.t = 0
         self.save()
         return self.result
@@ -207,8 +227,8 @@ def train(
             state, which is also checkpointed.
     """
     obj = Objective(model, data, cfg.cost, cfg.lam, DTYPES[cfg.dtype], device)
-    book = Bookkeeper(model, cfg, obj.row, checkpoint=checkpoint, on_log=on_log,
-                      progress=progress, desc=desc)  # fmt: skip
+    book = Bookkeeper.for_run(model, cfg, obj.row, checkpoint=checkpoint, on_log=on_log,
+                              progress=progress, desc=desc)  # fmt: skip
     if resume:
         book.resume()
     if cfg.compile:
