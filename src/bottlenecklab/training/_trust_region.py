@@ -126,30 +126,32 @@ def gltr(
     fully reorthogonalized); the host reads `T` only every `CHECK_EVERY` iterations.
     """
     g_norm = g.norm()
-    Q = [g / g_norm]
-    alphas, betas = [], []
-    q_prev, beta = torch.zeros_like(g), g_norm.new_zeros(())
     kmax = min(CG_ITERS, g.numel())
+    Q = g.new_empty((min(kmax, 16), g.numel()))  # the Lanczos vectors, rows; grows by 2x
+    Q[0] = g / g_norm
+    alphas, betas = [], []
+    beta = g_norm.new_zeros(())
     every = 1 if g.device.type == "cpu" else CHECK_EVERY  # a host read is free on the CPU
     for k in range(1, kmax + 1):
-        w = hvp(Q[-1]) - beta * q_prev
-        alpha = Q[-1] @ w
-        basis = torch.stack(Q)  # [k, P]
-        w = w - alpha * Q[-1]
-        w = w - basis.T @ (basis @ w)  # full reorthogonalization
+        q = Q[k - 1]
+        w = hvp(q) - (beta * Q[k - 2] if k > 1 else 0)
+        alpha = q @ w
+        w = w - alpha * q
+        w = w - Q[:k].T @ (Q[:k] @ w)  # full reorthogonalization
         beta = w.norm()
         alphas.append(alpha)
         betas.append(beta)
         if k % every == 0 or k == kmax:
             a, b = torch.stack(alphas).cpu(), torch.stack(betas).cpu()  # one host read
-            T = torch.diag(a) + torch.diag(b[:-1], 1) + torch.diag(b[:-1], -1)
-            h = _small_problem(T.double(), float(g_norm), radius)
+            T = (torch.diag(a) + torch.diag(b[:-1], 1) + torch.diag(b[:-1], -1)).double()
+            h = _small_problem(T, float(g_norm), radius)
             if float(b[-1]) * abs(float(h[-1])) <= tol or float(b[-1]) == 0.0:
                 break
-        q_prev = Q[-1]
-        Q.append(w / beta.clamp_min(torch.finfo(g.dtype).tiny))
-    predicted = -(float(g_norm) * float(h[0]) + 0.5 * float(h @ (T.double() @ h)))
-    p = h.to(g) @ torch.stack(Q[: h.numel()])
+        if k == Q.shape[0]:
+            Q = torch.cat([Q, torch.empty_like(Q[: min(k, kmax - k + 1)])])
+        Q[k] = w / beta.clamp_min(torch.finfo(g.dtype).tiny)
+    predicted = -(float(g_norm) * float(h[0]) + 0.5 * float(h @ (T @ h)))
+    p = h.to(g) @ Q[: h.numel()]
     return p, predicted, float(h.norm()) >= radius * (1 - 1e-12)
 
 
