@@ -7,6 +7,7 @@ import sys
 import torch
 
 from benchmarks import (
+    compiled,
     convergence,
     ensemble,
     executor,
@@ -15,15 +16,18 @@ from benchmarks import (
     paper_recipe,
     paper_size,
     stack,
+    trust_region,
 )
 
 BENCHMARKS = {
+    "compiled": compiled.main,
     "convergence": convergence.main,
     "ensemble": ensemble.main,
     "executor": executor.main,
     "naive": naive.main,
     "paper-size": paper_size.main,
     "stack": stack.main,
+    "trust-region": trust_region.main,
 }
 if torch.cuda.is_available():
     BENCHMARKS["gpu"] = gpu.main

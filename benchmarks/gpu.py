@@ -6,7 +6,9 @@ only where CUDA is available):
 - wall time to median critical-point residual <= 0.05 at paper size (`L~ = 24`, our recipe
   of `benchmarks.paper_recipe`, float64), capped at `CAP_S`;
 - `train_ensemble` of 8 quick-size members against 8 sequential runs on the device
-  (`benchmarks.ensemble`'s members; target >= 4x).
+  (`benchmarks.ensemble`'s members; target >= 4x);
+- the on-device `trust_region` phase against scipy's `newton` per iteration
+  (`benchmarks.trust_region`; target >= 5x; not yet measured on a GPU).
 
 Measured 2026-11-24 on one lent NVIDIA H100 80GB (torch 2.11 + CUDA 13): step 11.3-12.9
 ms (the same machine's CPU, one thread: 191 ms); ensemble 7.39 s sequential vs 1.45 s,
@@ -21,7 +23,7 @@ import time
 
 import torch
 
-from benchmarks import ensemble, paper_recipe
+from benchmarks import ensemble, paper_recipe, trust_region
 from benchmarks._common import load, timed
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import data_cost
@@ -79,7 +81,7 @@ def _sync(device: str) -> None:
 
 
 def main(device: str = "cuda") -> dict[str, float] | None:
-    """Run the three GPU measurements on `device` and print one line each."""
+    """Run the four GPU measurements on `device` and print one line each."""
     if device.startswith("cuda") and not torch.cuda.is_available():
         print("gpu: no CUDA device here; not measured", flush=True)
         return None
@@ -106,4 +108,10 @@ def main(device: str = "cuda") -> dict[str, float] | None:
         f"{TARGET_ENSEMBLE:g}x: {'met' if ratio >= TARGET_ENSEMBLE else 'NOT MET'})",
         flush=True,
     )
-    return {"step_ms": ms, "time_to_residual_s": ours["total_s"], "ensemble_ratio": ratio}
+    tr = trust_region.main(device)
+    return {
+        "step_ms": ms,
+        "time_to_residual_s": ours["total_s"],
+        "ensemble_ratio": ratio,
+        "trust_region_ratio": tr["ratio"],
+    }

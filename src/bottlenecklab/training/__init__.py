@@ -1,5 +1,6 @@
 """Full-batch training in phases with the model's explicit regularizer and checkpoints;
-`train_ensemble` trains many same-shape networks at once (torch.func)."""
+phase kinds live in the `PHASES` registry; `train_ensemble` trains many same-shape
+networks at once (torch.func)."""
 
 from bottlenecklab.training._checkpoint import (
     CheckpointError,
@@ -11,6 +12,7 @@ from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._newton import NewtonOutcome, newton_steps
 from bottlenecklab.training._overhead import schedule_overhead
+from bottlenecklab.training._phases import PHASES, PhaseKind
 from bottlenecklab.training._representation_gd import (
     RepresentationGDResult,
     network_from_representations,
@@ -22,10 +24,16 @@ from bottlenecklab.training._small_init import (
     scale_to_norm,
     train_small_init,
 )
-from bottlenecklab.training._trainer import TrainingDiverged, TrainResult, train
+from bottlenecklab.training._trainer import Bookkeeper, TrainingDiverged, TrainResult, train
+from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
 
 __all__ = [
+    "PHASES",
+    "Bookkeeper",
     "NewtonOutcome",
+    "PhaseKind",
+    "TrustRegion",
+    "trust_region_step",
     "newton_steps",
     "CheckpointError",
     "PhaseConfig",

@@ -15,10 +15,13 @@ class PhaseConfig:
     """One training phase.
 
     Args:
-        optimizer: `adam`, `sgd` (plain full-batch gradient descent, optional momentum),
-            `lbfgs` (strong-Wolfe line search; one step = one L-BFGS iteration) or `newton`
-            (trust-region Newton with exact Hessian-vector products, `lr` the initial trust
-            radius; one step = one trust-region iteration; `training.newton_phase`).
+        optimizer: the phase kind (`training.PHASES`): `adam`, `sgd` (plain full-batch
+            gradient descent, optional momentum), `lbfgs` (strong-Wolfe line search; one
+            step = one L-BFGS iteration), `newton` (trust-region Newton with exact
+            Hessian-vector products through scipy's trust-krylov on the host, `lr` the
+            initial trust radius; one step = one trust-region iteration) or
+            `trust_region` (the same outer method in torch with a Lanczos GLTR solver, on the
+            training device).
         steps: number of steps (iterations) of the phase.
         lr: learning rate (divided by the depth when `TrainConfig.lr_per_depth`).
         schedule: `constant` or `cosine` (decay to 0 over the phase).
@@ -29,7 +32,7 @@ class PhaseConfig:
             loss rises", spec `l2-sparsity.md`, `depth-and-rank.md`).
     """
 
-    optimizer: Literal["adam", "sgd", "lbfgs", "newton"] = "adam"
+    optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region"] = "adam"
     steps: int = 1000
     lr: float = 1e-3
     schedule: Literal["constant", "cosine"] = "constant"
@@ -63,6 +66,8 @@ class TrainConfig:
         dtype: training precision.
         log_every: steps between rows of `metrics.csv`.
         checkpoint_every: steps between checkpoints.
+        compile: run the training forward through `torch.compile` (a warning and eager
+            training where compilation is unavailable).
     """
 
     lam: float = 0.002
@@ -75,6 +80,7 @@ class TrainConfig:
     dtype: Literal["float32", "float64"] = "float32"
     log_every: int = 100
     checkpoint_every: int = 1000
+    compile: bool = False
 
     def __post_init__(self) -> None:
         if not self.lam >= 0:

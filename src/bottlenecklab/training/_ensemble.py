@@ -29,15 +29,10 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from bottlenecklab.tasks import COSTS, Dataset
-from bottlenecklab.training._checkpoint import save_checkpoint
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
-from bottlenecklab.training._trainer import (
-    DTYPES,
-    TrainingDiverged,
-    TrainResult,
-    _lr_at,
-    _optimizer,
-)
+from bottlenecklab.training._objective import DTYPES
+from bottlenecklab.training._phases import PHASES, lr_at
+from bottlenecklab.training._trainer import Bookkeeper, TrainingDiverged, TrainResult
 
 __all__ = ["train_ensemble"]
 
@@ -64,7 +59,7 @@ def _check(models: Sequence[nn.Module], cfgs: Sequence[TrainConfig]) -> None:
         shared = ("phases", "dtype", "log_every", "checkpoint_every", "lr_per_depth", "cost")
         if any(getattr(c, k) != getattr(first, k) for k in shared):
             raise ValueError(f"ensemble members must share {', '.join(shared)}")
-    if first.phases[0].optimizer in ("lbfgs", "newton"):
+    if not PHASES[first.phases[0].optimizer].batchable:
         raise ValueError(
             "train_ensemble trains the leading adam/sgd phases; this one starts with "
             + first.phases[0].optimizer
@@ -81,12 +76,13 @@ def _stack(arrays: Sequence[Any], dtype: torch.dtype, device: str) -> torch.Tens
 
 
 def ensemble_phases(cfg: TrainConfig) -> int:
-    """How many leading phases of `cfg` an ensemble trains: those before the first L-BFGS,
-    Newton or backtracking phase (each decides per member whether a step is taken)."""
+    """How many leading phases of `cfg` an ensemble trains: those before the first phase
+    that is not elementwise (`PhaseKind.batchable`: L-BFGS, Newton) or backtracks (each
+    decides per member whether a step is taken)."""
     n = 0
     while (
         n < len(cfg.phases)
-        and cfg.phases[n].optimizer in ("adam", "sgd")
+        and PHASES[cfg.phases[n].optimizer].batchable
         and not cfg.phases[n].backtrack
     ):
         n += 1
@@ -153,33 +149,35 @@ def train_ensemble(
     leaves = list(params.values())  # the order of `model.parameters()`, as in `train`
     scale = 1.0 / models[0].depth if cfg.lr_per_depth else 1.0
     adapt_every = getattr(models[0], "adapt_every", 0)
-    results = [TrainResult() for _ in range(E)]
+    books = [
+        Bookkeeper.for_run(
+            m,
+            cfg,
+            checkpoint=None if checkpoints is None else checkpoints[e],
+            on_log=None if on_log is None else on_log[e],
+        )
+        for e, m in enumerate(models)
+    ]
+    for b in books:
+        b.start()
     t0 = time.perf_counter()
-    steps = 0
     n_phases = ensemble_phases(cfg)
 
-    def save(phase_i: int, t: int, opt: Any) -> None:
+    def save(opt: Any) -> None:
         if checkpoints is None:
             return
         _write_back(models, params, buffers)
         wall = (time.perf_counter() - t0) / E
-        for e, (m, r, path) in enumerate(zip(models, results, checkpoints)):
-            state = {
-                "model": m.state_dict(),
-                "optimizer": None if opt is None else _member_state(opt, e, E),
-                "phase": phase_i,
-                "t": t,
-                "steps": steps,
-                "metrics": r.metrics,
-                "wall_s": wall,
-            }
-            save_checkpoint(state, path)
+        for e, b in enumerate(books):
+            b.save(_member_state(opt, e, E), wall_s=wall)
 
     for phase_i, phase in enumerate(cfg.phases[:n_phases]):
         base_lr = phase.lr * scale
-        opt = _optimizer(phase, leaves, base_lr)
+        opt = PHASES[phase.optimizer].make(phase, leaves, base_lr)
+        for b in books:
+            b.enter(phase_i, opt)
         for t in range(phase.steps):
-            lr = _lr_at(phase, base_lr, t)
+            lr = lr_at(phase, base_lr, t)
             for g in opt.param_groups:
                 g["lr"] = lr
             opt.zero_grad()
@@ -188,28 +186,23 @@ def train_ensemble(
             if adapt_every and t % adapt_every == 0:  # as `train`: from this step's weights,
                 _adapt(models, params, buffers, X)  # effective from the next step
             opt.step()
-            steps += 1
+            for b in books:
+                b.tick(1)
+            steps = books[0].result.steps
             values = parts[:, 0].detach()
             if not bool(torch.isfinite(values).all()):
                 bad = int((~torch.isfinite(values)).nonzero()[0])
                 raise TrainingDiverged(f"ensemble member {bad}: loss became {float(values[bad])}")
             last = t == phase.steps - 1 and phase_i == len(cfg.phases) - 1
-            if steps % cfg.log_every == 0 or last:
+            if books[0].due(steps, last):
                 rows = _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase, lr)
                 wall = (time.perf_counter() - t0) / E
-                for e, (r, row) in enumerate(zip(results, rows)):
-                    row = {"step": steps, **row, "wall_s": round(wall, 3)}
-                    r.metrics.append(row)
-                    if on_log is not None:
-                        on_log[e](row)
+                for b, row in zip(books, rows):
+                    b.log({"step": steps, **row, "wall_s": round(wall, 3)})
             if steps % cfg.checkpoint_every == 0 and t + 1 < phase.steps:
-                save(phase_i, t + 1, opt)
+                save(opt)
     _write_back(models, params, buffers)
-    save(n_phases, 0, None)
-    for r in results:
-        r.steps = steps
-        r.wall_s = (time.perf_counter() - t0) / E
-    return results
+    return [b.finish(n_phases, (time.perf_counter() - t0) / E) for b in books]
 
 
 def _member_state(opt: torch.optim.Optimizer, e: int, E: int) -> dict[str, Any]:

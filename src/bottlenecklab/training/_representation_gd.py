@@ -21,6 +21,7 @@ import torch
 
 from bottlenecklab import theory
 from bottlenecklab.tasks import COSTS
+from bottlenecklab.training._trainer import Bookkeeper
 
 __all__ = ["RepresentationGDResult", "network_from_representations", "train_representations"]
 
@@ -123,15 +124,16 @@ def train_representations(
     Z = [z.detach().clone() for z in pre]
     if project:
         Z = _project(base, X64, Z)
-    history: list[dict[str, float]] = []
+    book = Bookkeeper(base, total=steps, log_every=log_every)  # rows, no checkpoints
+    book.start()
     eta = lr
     value = float(loss_r(Z))
     for step in range(steps + 1):
-        if step % log_every == 0 or step == steps:
+        if book.due(step, step == steps):
             net = network_from_representations(base, X64, Z)
             with torch.no_grad():
                 weight = float(fn(net(X64), Y64) + lam * net.param_norm_sq())
-            history.append({"step": step, "loss_r": value, "loss_weight": weight, "lr": eta})
+            book.log({"step": step, "loss_r": value, "loss_weight": weight, "lr": eta})
         if step == steps:
             break
         Zg = [z.clone().requires_grad_(True) for z in Z]
@@ -145,4 +147,6 @@ def train_representations(
             Z, value, eta = trial, new, eta * 1.2
         else:
             eta /= 2
-    return RepresentationGDResult(network_from_representations(base, X64, Z), history)
+        book.tick(1)
+    book.bar.close()
+    return RepresentationGDResult(network_from_representations(base, X64, Z), book.result.metrics)

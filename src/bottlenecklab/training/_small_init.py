@@ -16,6 +16,7 @@ import torch
 
 from bottlenecklab.config import ConfigError
 from bottlenecklab.tasks import COSTS, Dataset
+from bottlenecklab.training._trainer import Bookkeeper
 
 __all__ = ["SmallInitConfig", "SmallInitResult", "scale_to_norm", "train_small_init"]
 
@@ -120,14 +121,16 @@ def train_small_init(
     N = X.shape[0]
     order = torch.randperm(N, generator=gen)
     pos = 0
-    out = SmallInitResult()
+    book = Bookkeeper(model, total=cfg.steps, log_every=cfg.log_every)  # rows, no checkpoints
+    book.start()
+    out = SmallInitResult(metrics=book.result.metrics)
     first = math.nan
 
     def log(step: int) -> float:
         with torch.no_grad():
             loss = float(cost(model(X), Y))
         n = _norm(params)
-        out.metrics.append({"step": step, "loss": loss, "norm": n, "lr": _lr(n)})
+        book.log({"step": step, "loss": loss, "norm": n, "lr": _lr(n)})
         if cfg.keep_directions:
             out.directions.append(torch.cat([p.detach().flatten() for p in params]) / n)
         return loss
@@ -143,7 +146,7 @@ def train_small_init(
             ]
 
     for k in range(cfg.steps + 1):
-        if k % cfg.log_every == 0 or k == cfg.steps:
+        if book.due(k, k == cfg.steps):
             loss = log(k)
             first = loss if k == 0 else first
             if not math.isfinite(loss):
@@ -168,5 +171,7 @@ def train_small_init(
         with torch.no_grad():
             for p, g in zip(params, grads):
                 p.sub_(eta * g)
-        out.steps = k + 1
+        book.tick(1)
+        out.steps = book.result.steps
+    book.bar.close()
     return out

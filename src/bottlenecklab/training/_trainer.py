@@ -1,4 +1,6 @@
-"""One readable full-batch training loop: phases, explicit regularizer, logs, checkpoints."""
+"""One readable full-batch training loop: phases from the `PHASES` registry, explicit
+regularizer, and the `Bookkeeper` every training path shares (logs, checkpoints,
+divergence, resume)."""
 
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from bottlenecklab.tasks import COSTS, Dataset
+from bottlenecklab.tasks import Dataset
 from bottlenecklab.training._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from bottlenecklab.training._config import PhaseConfig, TrainConfig
-from bottlenecklab.training._newton import newton_steps
+from bottlenecklab.training._compile import compiled_forward
+from bottlenecklab.training._config import TrainConfig
+from bottlenecklab.training._objective import DTYPES, Objective
+from bottlenecklab.training._phases import PHASES
 
-__all__ = ["TrainResult", "TrainingDiverged", "train"]
-
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+__all__ = ["Bookkeeper", "TrainResult", "TrainingDiverged", "train"]
 
 
 class TrainingDiverged(RuntimeError):
@@ -43,86 +45,152 @@ class TrainResult:
     wall_s: float = 0.0
 
 
-class _NewtonState:
-    """The resumable state of a Newton phase: its trust radius (`optimizer` checkpoint)."""
+class Bookkeeper:
+    """The bookkeeping of one training run, step by step: the position (`phase`, step `t`
+    in it, `result.steps`), the metrics rows and the `on_log` callback (called with each
+    row right after it is logged, the model holding that step's state), the progress bar,
+    checkpoints every `checkpoint_every` steps, and on a NaN/Inf loss the rollback to the
+    last logged good state (`TrainingDiverged`). `resume()` restores all of it.
 
-    def __init__(self, radius: float) -> None:
-        self.radius = radius
+    `train` and `train_ensemble` use all of it (`for_run`); loops of their own (small
+    init, representation GD) use the rows, `due` and the bar.
 
-    def state_dict(self) -> dict[str, float]:
-        return {"radius": self.radius}
-
-    def load_state_dict(self, state: dict[str, float]) -> None:
-        self.radius = float(state["radius"])
-
-
-def _newton_phase(model, loss_parts, params, phase: PhaseConfig, t: int, opt, advance) -> None:
-    """Run the rest of a Newton phase (`newton_steps`) on the twice-differentiable loss:
-    `model.forward_twice_differentiable` where the model has one (the leaky ResNet's fused
-    stack has a hand-written backward), else `model` itself. Each accepted iteration is
-    booked by `advance`; when the method stops early the phase is over."""
-    smooth = getattr(model, "forward_twice_differentiable", None)
-
-    def loss_fn() -> torch.Tensor:
-        return loss_parts(smooth)[0]
-
-    remaining = phase.steps - t
-
-    def on_step(loss: float) -> None:
-        advance(1, loss, opt, opt.radius)
-
-    out = newton_steps(loss_fn, params, remaining, radius=opt.radius, on_step=on_step)
-    opt.radius = out.radius
-    if out.steps < remaining:  # no further decrease at float precision: the phase is over
-        with torch.no_grad():
-            loss = loss_parts()[0]
-        advance(remaining - out.steps, loss, opt, opt.radius)
-
-
-def _optimizer(phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float):
-    if phase.optimizer == "newton":
-        return _NewtonState(lr)
-    if phase.optimizer == "adam":
-        return torch.optim.Adam(params, lr=lr, fused=True)
-    if phase.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=lr, momentum=phase.momentum)
-    # One `step()` runs a chunk of iterations (up to the next log or checkpoint), so the
-    # closure is not re-evaluated at the start of every iteration; `_lbfgs_chunk` sets
-    # max_iter / max_eval per call.
-    return torch.optim.LBFGS(
-        params,
-        lr=lr,
-        max_iter=1,
-        max_eval=1 + 25,
-        history_size=phase.history,
-        line_search_fn="strong_wolfe",
-        tolerance_grad=0.0,
-        tolerance_change=0.0,
-    )
-
-
-def _lbfgs_chunk(opt: torch.optim.LBFGS, closure, iters: int) -> tuple[torch.Tensor, int]:
-    """Run up to `iters` L-BFGS iterations in one `step()`; returns (loss, iterations done).
-
-    `max_eval` leaves every strong-Wolfe line search its full 25 trials, so a chunk ends
-    after `iters` iterations whatever their cost: the iterates then do not depend on where
-    the chunks end (logging or checkpoint intervals). torch's default `1.25 * max_iter`
-    would cut a chunk short, and a 1-iteration search after one trial, after which L-BFGS
-    stalls for good.
+    Args:
+        model: the network trained (its `state_dict` is what is checkpointed).
+        total: steps of the run (the bar); log_every: steps between rows.
+        phases: the run's phases (`advance` books steps into them).
+        checkpoint_every: steps between checkpoints (to `checkpoint`).
+        measure: `(optimizer, lr) -> row` (loss parts, test cost, ...) at the current state.
+        checkpoint, on_log, progress, desc: as in `train`.
     """
-    group = opt.param_groups[0]
-    group["max_iter"] = iters
-    group["max_eval"] = 25 * iters + 1
-    state = opt.state[group["params"][0]]
-    before = state.get("n_iter", 0)
-    loss = opt.step(closure)
-    return loss, opt.state[group["params"][0]].get("n_iter", 0) - before
 
+    def __init__(self, model, *, total: int, log_every: int, phases: tuple = (),
+                 checkpoint_every: int = 1, measure=None, checkpoint=None, on_log=None,
+                 progress: bool | None = False, desc: str = "train") -> None:  # fmt: skip
+        self.model, self.total, self.log_every, self.phases = model, total, log_every, phases
+        self.checkpoint_every, self.measure = checkpoint_every, measure
+        self.checkpoint, self.on_log = checkpoint, on_log
+        self.result = TrainResult()
+        self.phase, self.t, self.lr_factor, self.opt_state = 0, 0, 1.0, None
+        self.show = sys.stderr.isatty() if progress is None else progress
+        self.desc = desc
 
-def _lr_at(phase: PhaseConfig, base: float, t: int) -> float:
-    if phase.schedule == "cosine" and phase.steps > 0:
-        return base * 0.5 * (1 + math.cos(math.pi * t / phase.steps))
-    return base
+    @classmethod
+    def for_run(cls, model, cfg: TrainConfig, measure=None, **kw: Any) -> Bookkeeper:
+        """The bookkeeper of a `TrainConfig` run (`kw`: checkpoint, on_log, progress, desc)."""
+        every = {"log_every": cfg.log_every, "checkpoint_every": cfg.checkpoint_every}
+        return cls(model, total=cfg.total_steps, phases=cfg.phases, measure=measure, **every, **kw)
+
+    def resume(self) -> None:
+        """Continue from `checkpoint` (`CheckpointError` when missing or corrupted)."""
+        if self.checkpoint is None:
+            raise CheckpointError("--resume needs a checkpoint file")
+        state = load_checkpoint(self.checkpoint)
+        self.model.load_state_dict(state["model"])
+        self.phase, self.t, self.opt_state = state["phase"], state["t"], state.get("optimizer")
+        self.lr_factor = float(state.get("lr_factor", 1.0))
+        self.result.metrics = list(state["metrics"])
+        self.result.steps, self.result.wall_s = state["steps"], state["wall_s"]
+
+    def start(self) -> None:
+        r = self.result
+        self.bar = tqdm(total=self.total, initial=r.steps, desc=self.desc,
+                        disable=not self.show, leave=False)  # fmt: skip
+        self.t0 = time.perf_counter()
+        self.good, self.good_step = copy.deepcopy(self.model.state_dict()), r.steps
+
+    def enter(self, phase_i: int, opt: Any) -> None:
+        """Start phase `phase_i` with its fresh optimizer `opt` (or the resumed one)."""
+        if phase_i != self.phase:
+            self.phase, self.t, self.lr_factor = phase_i, 0, 1.0
+        elif self.opt_state is not None:
+            opt.load_state_dict(self.opt_state)
+        self.opt_state = None
+
+    def tick(self, done: int) -> None:
+        """Count `done` steps (of the current phase and in all)."""
+        self.t += done
+        self.result.steps += done
+        self.bar.update(done)
+
+    def until_boundary(self) -> int:
+        """Steps to the next log or checkpoint (chunked phases stop there)."""
+        s = self.result.steps
+        return min(
+            self.log_every - s % self.log_every, self.checkpoint_every - s % self.checkpoint_every
+        )
+
+    def due(self, step: int, last: bool = False) -> bool:
+        """Whether `step` gets a row: every `log_every` steps and the last one."""
+        return step % self.log_every == 0 or last
+
+    def elapsed(self) -> float:
+        return self.result.wall_s + time.perf_counter() - self.t0
+
+    def log(self, row: dict[str, Any]) -> None:
+        """Append `row` to the metrics, call `on_log` with it, show it on the bar."""
+        self.result.metrics.append(row)
+        if self.on_log is not None:
+            self.on_log(row)
+        if self.show:
+            shown = {"loss": "loss", "test": "test_cost"}
+            self.bar.set_postfix({k: f"{row[c]:.4g}" for k, c in shown.items() if c in row})
+
+    def advance(self, done: int, loss: torch.Tensor | float, opt: Any, lr: float) -> None:
+        """Book `done` steps ending with `loss`: progress, the log row, divergence, the
+        checkpoint."""
+        r, phase = self.result, self.phases[self.phase]
+        self.tick(done)
+        value = float(loss.detach()) if torch.is_tensor(loss) else float(loss)
+        last = self.t == phase.steps and self.phase == len(self.phases) - 1
+        if math.isfinite(value) and self.due(r.steps, last):
+            row = {"step": r.steps, **self.measure(phase.optimizer, lr)}
+            row["wall_s"] = round(self.elapsed(), 3)
+            self.log(row)
+            if math.isfinite(row["loss"]):
+                self.good, self.good_step = copy.deepcopy(self.model.state_dict()), r.steps
+            else:  # this very step blew up (caught here even when it is the last one)
+                value = row["loss"]
+        if not math.isfinite(value):
+            self.model.load_state_dict(self.good)
+            self.save()
+            self.bar.close()
+            raise TrainingDiverged(
+                f"loss became {value} at step {r.steps} ({phase.optimizer}, lr {lr:.3g});"
+                f" kept the state of step {self.good_step}"
+                + (f" in {self.checkpoint}" if self.checkpoint else "")
+            )
+        if r.steps % self.checkpoint_every == 0 and self.checkpoint is not None:
+            self.save(opt.state_dict())
+
+    def save(self, opt_state: dict[str, Any] | None = None, **extra: Any) -> None:
+        """Checkpoint the model, the optimizer's state and the position (`extra` entries
+        override the defaults, e.g. an ensemble member's share of the time)."""
+        if self.checkpoint is None:
+            return
+        state = {
+            "model": self.model.state_dict(),
+            "optimizer": opt_state,
+            "phase": self.phase,
+            "t": self.t,
+            "steps": self.result.steps,
+            "metrics": self.result.metrics,
+            "wall_s": self.elapsed(),
+            "lr_factor": self.lr_factor,
+            **extra,
+        }
+        save_checkpoint(state, self.checkpoint)
+
+    def finish(self, phases_done: int | None = None, wall_s: float | None = None) -> TrainResult:
+        """Close the bar, add up the time (or take `wall_s`) and write the checkpoint of
+        the end of phase `phases_done` (default: all)."""
+        self.bar.close()
+        self.result.wall_s = self.elapsed() if wall_s is None else wall_s
+        self.t0 = time.perf_counter()
+        self.phase = len(self.phases) if phases_done is None else phases_done
+        self.t = 0
+        self.save()
+        return self.result
 
 
 def train(
@@ -140,14 +208,14 @@ def train(
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
     The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`).
-    Models with `adapt_every > 0` (adaptive layer steps) update their steps every
-    `adapt_every` first-order steps from that step's own forward pass
-    (`record_step_norms`, then `adapt_recorded` after the backward): the new steps apply
-    from the next step on.
+    Each phase runs its kind from `PHASES` (`PhaseConfig.optimizer`). Models with
+    `adapt_every > 0` (adaptive layer steps) update their steps every `adapt_every`
+    first-order steps from that step's own forward pass (`record_step_norms`, then
+    `adapt_recorded` after the backward): the new steps apply from the next step on.
 
     Args:
         model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
-        data: the task's data; `cfg`: phases, `lam`, logging.
+        data: the task's data; `cfg`: phases, `lam`, logging, `compile`.
         device: torch device for training.
         checkpoint: file for atomic checkpoints (every `cfg.checkpoint_every` steps and at
             the end); with `resume=True` training continues from it (`CheckpointError` when
@@ -158,182 +226,18 @@ def train(
         TrainingDiverged: the loss became NaN/Inf; the model holds the last logged good
             state, which is also checkpointed.
     """
-    dtype = DTYPES[cfg.dtype]
-    model.to(device=device, dtype=dtype)
-    X = torch.as_tensor(data.x_train, dtype=dtype, device=device)
-    Y = torch.as_tensor(data.y_train, dtype=dtype, device=device)
-    Xt = torch.as_tensor(data.x_test, dtype=dtype, device=device)
-    Yt = torch.as_tensor(data.y_test, dtype=dtype, device=device)
-    params = [p for p in model.parameters() if p.requires_grad]
-    scale = 1.0 / model.depth if cfg.lr_per_depth else 1.0
-
-    result = TrainResult()
-    start_phase, start_t, opt_state = 0, 0, None
-    lr_factor = 1.0  # a backtracking GD phase halves it on every rejected step
+    obj = Objective(model, data, cfg.cost, cfg.lam, DTYPES[cfg.dtype], device)
+    book = Bookkeeper.for_run(model, cfg, obj.row, checkpoint=checkpoint, on_log=on_log,
+                              progress=progress, desc=desc)  # fmt: skip
     if resume:
-        if checkpoint is None:
-            raise CheckpointError("--resume needs a checkpoint file")
-        state = load_checkpoint(checkpoint)
-        model.load_state_dict(state["model"])
-        start_phase, start_t = state["phase"], state["t"]
-        opt_state = state.get("optimizer")
-        lr_factor = float(state.get("lr_factor", 1.0))
-        result.metrics = list(state["metrics"])
-        result.steps = state["steps"]
-        result.wall_s = state["wall_s"]
-
-    cost_fn = COSTS[cfg.cost]
-
-    def loss_parts(forward: Any = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        cost = cost_fn((forward or model)(X), Y)
-        reg = model.regularization(cfg.lam)
-        return cost + reg, cost, reg
-
-    def save(phase_i: int, t: int, opt: Any) -> None:
-        if checkpoint is None:
-            return
-        save_checkpoint(
-            {
-                "model": model.state_dict(),
-                "optimizer": opt.state_dict() if opt is not None else None,
-                "phase": phase_i,
-                "t": t,
-                "steps": result.steps,
-                "metrics": result.metrics,
-                "wall_s": result.wall_s + (time.perf_counter() - t0),
-                "lr_factor": lr_factor,
-            },
-            checkpoint,
-        )
-
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = tqdm(
-        total=cfg.total_steps, initial=result.steps, desc=desc, disable=not show, leave=False
-    )
-    t0 = time.perf_counter()
-    good_state = copy.deepcopy(model.state_dict())
-    good_step = result.steps
-    opt = None
-    for phase_i in range(start_phase, len(cfg.phases)):
-        phase = cfg.phases[phase_i]
-        base_lr = phase.lr * scale
-        opt = _optimizer(phase, params, base_lr)
-        t = 0
-        if phase_i != start_phase:
-            lr_factor = 1.0
-        if phase_i == start_phase and opt_state is not None:
-            opt.load_state_dict(opt_state)
-            t = start_t
-        elif phase_i == start_phase:
-            t = start_t
-
-        def advance(
-            done: int,
-            loss: torch.Tensor | float,
-            opt: Any,
-            lr: float,
-            phase: PhaseConfig = phase,
-            phase_i: int = phase_i,
-        ) -> None:
-            """Book `done` steps: progress, the log row, divergence, the checkpoint."""
-            nonlocal t, good_state, good_step
-            t += done
-            result.steps += done
-            bar.update(done)
-            value = float(loss.detach()) if torch.is_tensor(loss) else float(loss)
-            last = t == phase.steps and phase_i == len(cfg.phases) - 1
-            if math.isfinite(value) and (result.steps % cfg.log_every == 0 or last):
-                row = _log_row(model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0)
-                result.metrics.append(row)
-                if on_log is not None:
-                    on_log(row)
-                bar.set_postfix(loss=f"{row['loss']:.4g}", test=f"{row['test_cost']:.3g}")
-                if math.isfinite(row["loss"]):
-                    good_state = copy.deepcopy(model.state_dict())
-                    good_step = result.steps
-                else:  # this very step blew up (caught here even when it is the last one)
-                    value = row["loss"]
-            if not math.isfinite(value):
-                model.load_state_dict(good_state)
-                save(phase_i, t, None)
-                bar.close()
-                raise TrainingDiverged(
-                    f"loss became {value} at step {result.steps} ({phase.optimizer}, lr {lr:.3g});"
-                    f" kept the state of step {good_step}"
-                    + (f" in {checkpoint}" if checkpoint else "")
-                )
-            if result.steps % cfg.checkpoint_every == 0:
-                save(phase_i, t, opt)
-
-        if phase.optimizer == "newton" and t < phase.steps:
-            _newton_phase(model, loss_parts, params, phase, t, opt, advance)
-        while t < phase.steps:
-            lr = _lr_at(phase, base_lr, t) * lr_factor
-            for g in opt.param_groups:
-                g["lr"] = lr
-            done = 1
-            if phase.optimizer == "lbfgs":
-
-                def closure(opt=opt) -> torch.Tensor:
-                    opt.zero_grad()
-                    loss = loss_parts()[0]
-                    loss.backward()
-                    return loss
-
-                chunk = min(
-                    phase.steps - t,
-                    cfg.log_every - result.steps % cfg.log_every,
-                    cfg.checkpoint_every - result.steps % cfg.checkpoint_every,
-                )
-                loss, done = _lbfgs_chunk(opt, closure, chunk)
-                if done == 0:  # a zero step: L-BFGS cannot move, the phase is over
-                    done = phase.steps - t
-            else:
-                adapt_now = bool(model.adapt_every) and t % model.adapt_every == 0
-                if adapt_now:
-                    model.record_step_norms()
-                opt.zero_grad()
-                loss = loss_parts()[0]
-                loss.backward()
-                if adapt_now:
-                    model.adapt_recorded()
-                if phase.backtrack:
-                    before = [p.detach().clone() for p in params]
-                    opt.step()
-                    with torch.no_grad():
-                        after = float(loss_parts()[0])
-                    if not after <= float(loss.detach()):  # rejected (also NaN): undo, halve
-                        with torch.no_grad():
-                            for p, b in zip(params, before):
-                                p.copy_(b)
-                        lr_factor *= 0.5
-                else:
-                    opt.step()
-            advance(done, loss, opt, lr)  # `loss`: the loss *before* this step (chunk)
-        opt_state = None
-    bar.close()
-    result.wall_s += time.perf_counter() - t0
-    t0 = time.perf_counter()
-    save(len(cfg.phases), 0, None)
-    return result
-
-
-def _log_row(model, loss_parts, cost_fn, Xt, Yt, params, phase, lr, result, t0) -> dict[str, Any]:
-    for p in params:
-        p.grad = None
-    loss, cost, reg = loss_parts()
-    loss.backward()
-    grad_norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in params if p.grad is not None))
-    with torch.no_grad():
-        test_cost = float(cost_fn(model(Xt), Yt))
-    return {
-        "step": result.steps,
-        "phase": phase.optimizer,
-        "lr": lr,
-        "loss": float(loss.detach()),
-        "cost": float(cost.detach()),
-        "reg": float(reg.detach()),
-        "test_cost": test_cost,
-        "grad_norm": grad_norm,
-        "wall_s": round(result.wall_s + time.perf_counter() - t0, 3),
-    }
+        book.resume()
+    if cfg.compile:
+        obj.forward = compiled_forward(model, obj.X)
+    scale = 1.0 / model.depth if cfg.lr_per_depth else 1.0
+    book.start()
+    for phase_i in range(book.phase, len(cfg.phases)):
+        phase, kind = cfg.phases[phase_i], PHASES[cfg.phases[phase_i].optimizer]
+        opt = kind.make(phase, obj.params, phase.lr * scale)
+        book.enter(phase_i, opt)
+        kind.run(obj, phase, opt, phase.lr * scale, book)
+    return book.finish()

@@ -1,0 +1,66 @@
+"""What a training run minimizes: `C(model(X), Y) + model.regularization(lam)` on the
+training set, and the measurements of a metrics row."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from bottlenecklab.tasks import COSTS, Dataset
+
+__all__ = ["DTYPES", "Objective"]
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+class Objective:
+    """The full-batch training loss of `model` on `data` (moved to `device` and `dtype`).
+
+    Args:
+        model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
+        data: `x_train` `[N, d_in]`, `y_train` `[N, d_out]` (and the test split, for logs).
+        cost: a key of `tasks.COSTS`; lam: the weight decay written out in the loss.
+    """
+
+    def __init__(
+        self, model: torch.nn.Module, data: Dataset, cost: str, lam: float, dtype, device: str
+    ) -> None:
+        model.to(device=device, dtype=dtype)
+        self.model, self.lam, self.cost_fn = model, lam, COSTS[cost]
+        self.X, self.Y, self.Xt, self.Yt = (
+            torch.as_tensor(a, dtype=dtype, device=device)
+            for a in (data.x_train, data.y_train, data.x_test, data.y_test)
+        )
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.forward = model  # `TrainConfig.compile` swaps in a compiled forward
+
+    def parts(self, forward: Any = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`(loss, cost, reg)` at the current parameters (`forward`: another forward of the
+        same network, e.g. the twice-differentiable one)."""
+        cost = self.cost_fn((self.forward if forward is None else forward)(self.X), self.Y)
+        reg = self.model.regularization(self.lam)
+        return cost + reg, cost, reg
+
+    def loss(self, forward: Any = None) -> torch.Tensor:
+        return self.parts(forward)[0]
+
+    def row(self, optimizer: str, lr: float) -> dict[str, Any]:
+        """The measured part of a metrics row: loss parts, test cost and gradient norm."""
+        for p in self.params:
+            p.grad = None
+        loss, cost, reg = self.parts()
+        loss.backward()
+        grads = [float(p.grad.pow(2).sum()) for p in self.params if p.grad is not None]
+        with torch.no_grad():
+            test_cost = float(self.cost_fn(self.model(self.Xt), self.Yt))
+        return {
+            "phase": optimizer,
+            "lr": lr,
+            "loss": float(loss.detach()),
+            "cost": float(cost.detach()),
+            "reg": float(reg.detach()),
+            "test_cost": test_cost,
+            "grad_norm": math.sqrt(sum(grads)),
+        }

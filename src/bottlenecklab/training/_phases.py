@@ -1,0 +1,194 @@
+"""Phase kinds: a plain dict registry (torchdiffeq's `SOLVERS`) of what one phase does.
+
+A kind builds the phase's optimizer (`make`: whatever a checkpoint keeps as `optimizer`,
+through `state_dict` / `load_state_dict`) and runs it (`run`), booking every step with the
+loop's `Bookkeeper` (`book.advance`), which logs, checkpoints and catches divergence. Most
+kinds only define `step`: one step (or a chunk of steps) from the current parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import torch
+
+from bottlenecklab.training._config import PhaseConfig
+from bottlenecklab.training._newton import newton_steps
+from bottlenecklab.training._objective import Objective
+from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
+
+__all__ = ["PHASES", "PhaseKind", "lr_at"]
+
+
+def lr_at(phase: PhaseConfig, base: float, t: int) -> float:
+    """The learning rate of step `t` of `phase` (its schedule from `base`)."""
+    if phase.schedule == "cosine" and phase.steps > 0:
+        return base * 0.5 * (1 + math.cos(math.pi * t / phase.steps))
+    return base
+
+
+class PhaseKind:
+    """One kind of phase. `batchable`: it acts elementwise on the parameters, so an
+    ensemble may train it on stacked members (`train_ensemble`)."""
+
+    batchable: ClassVar[bool] = False
+
+    def make(self, phase: PhaseConfig, params: list[torch.nn.Parameter], lr: float) -> Any:
+        raise NotImplementedError
+
+    def step(self, obj: Objective, phase: PhaseConfig, opt: Any, book: Any):
+        """One step (or chunk) at `book.t`; returns (the loss before it, steps done)."""
+        raise NotImplementedError
+
+    def lr(self, phase: PhaseConfig, opt: Any, base_lr: float, book: Any) -> float:
+        return lr_at(phase, base_lr, book.t) * book.lr_factor
+
+    def run(self, obj: Objective, phase: PhaseConfig, opt: Any, base_lr: float, book) -> None:
+        """The rest of the phase, from step `book.t`."""
+        while book.t < phase.steps:
+            lr = self.lr(phase, opt, base_lr, book)
+            for g in getattr(opt, "param_groups", ()):
+                g["lr"] = lr
+            loss, done = self.step(obj, phase, opt, book)
+            book.advance(done, loss, opt, lr)
+
+
+class FirstOrder(PhaseKind):
+    """A `torch.optim` step on the loss's gradient; the model's adaptive layer steps are
+    updated every `adapt_every` steps from that step's own forward pass; `backtrack` undoes
+    a step that raises the loss and halves the learning rate for the rest of the phase."""
+
+    batchable = True
+
+    def __init__(self, make) -> None:
+        self._make = make
+
+    def make(self, phase, params, lr):
+        return self._make(phase, params, lr)
+
+    def step(self, obj, phase, opt, book):
+        model = obj.model
+        adapt_now = bool(model.adapt_every) and book.t % model.adapt_every == 0
+        if adapt_now:
+            model.record_step_norms()
+        opt.zero_grad()
+        loss = obj.loss(model if adapt_now else None)  # the recording forward is eager
+        loss.backward()
+        if adapt_now:
+            model.adapt_recorded()
+        if not phase.backtrack:
+            opt.step()
+            return loss, 1
+        before = [p.detach().clone() for p in obj.params]
+        opt.step()
+        with torch.no_grad():
+            after = float(obj.loss())
+        if not after <= float(loss.detach()):  # rejected (also NaN): undo, halve
+            with torch.no_grad():
+                for p, b in zip(obj.params, before):
+                    p.copy_(b)
+            book.lr_factor *= 0.5
+        return loss, 1
+
+
+class LBFGS(PhaseKind):
+    """L-BFGS with a strong-Wolfe line search; one step = one L-BFGS iteration.
+
+    One `step()` of torch's optimizer runs a chunk of iterations (up to the next log or
+    checkpoint), so the closure is not re-evaluated at the start of every iteration.
+    `max_eval` leaves every line search its full 25 trials, so a chunk ends after its
+    iterations whatever their cost: the iterates then do not depend on where the chunks
+    end (logging or checkpoint intervals). torch's default `1.25 * max_iter` would cut a
+    chunk short, and a 1-iteration search after one trial, after which L-BFGS stalls.
+    """
+
+    def make(self, phase, params, lr):
+        return torch.optim.LBFGS(
+            params,
+            lr=lr,
+            max_iter=1,
+            max_eval=1 + 25,
+            history_size=phase.history,
+            line_search_fn="strong_wolfe",
+            tolerance_grad=0.0,
+            tolerance_change=0.0,
+        )
+
+    def step(self, obj, phase, opt, book):
+        def closure() -> torch.Tensor:
+            opt.zero_grad()
+            loss = obj.loss()
+            loss.backward()
+            return loss
+
+        iters = min(phase.steps - book.t, book.until_boundary())
+        group = opt.param_groups[0]
+        group["max_iter"], group["max_eval"] = iters, 25 * iters + 1
+        before = opt.state[group["params"][0]].get("n_iter", 0)
+        loss = opt.step(closure)
+        done = opt.state[group["params"][0]].get("n_iter", 0) - before
+        # a zero step: L-BFGS cannot move, the phase is over
+        return loss, done or phase.steps - book.t
+
+
+class Newton(PhaseKind):
+    """Trust-region Newton through scipy's `trust-krylov` (`newton_steps`, host CPU), `lr`
+    the initial trust radius. Runs the rest of the phase in one call; each iteration is
+    booked as it ends; when the method stops early the remaining steps are booked at once."""
+
+    def make(self, phase, params, lr):
+        return TrustRegion(lr)
+
+    def run(self, obj, phase, opt, base_lr, book) -> None:
+        if book.t >= phase.steps:
+            return
+        smooth = getattr(obj.model, "forward_twice_differentiable", None)
+        remaining, radius = phase.steps - book.t, opt.radius
+
+        def on_step(loss: float) -> None:
+            book.advance(1, loss, opt, radius)
+
+        out = newton_steps(
+            lambda: obj.loss(smooth), obj.params, remaining, radius=radius, on_step=on_step
+        )
+        opt.radius = out.radius
+        if out.steps < remaining:  # no further decrease at float precision: phase over
+            with torch.no_grad():
+                loss = obj.loss()
+            book.advance(remaining - out.steps, loss, opt, radius)
+
+
+class TrustRegionPhase(PhaseKind):
+    """Trust-region Newton in torch (`trust_region_step`: Lanczos GLTR on exact
+    Hessian-vector products), on the parameters' own device; `lr` the initial trust
+    radius, one step = one trust-region iteration (accepted or not)."""
+
+    def make(self, phase, params, lr):
+        return TrustRegion(lr)
+
+    def lr(self, phase, opt, base_lr, book) -> float:
+        return opt.radius
+
+    def step(self, obj, phase, opt, book):
+        smooth = getattr(obj.model, "forward_twice_differentiable", None)
+        loss, stopped = trust_region_step(lambda: obj.loss(smooth), obj.params, opt)
+        # no decrease predicted at float precision: the phase is over
+        return loss, phase.steps - book.t if stopped else 1
+
+
+def _adam(phase, params, lr):
+    return torch.optim.Adam(params, lr=lr, fused=True)
+
+
+def _sgd(phase, params, lr):
+    return torch.optim.SGD(params, lr=lr, momentum=phase.momentum)
+
+
+PHASES: dict[str, PhaseKind] = {
+    "adam": FirstOrder(_adam),
+    "sgd": FirstOrder(_sgd),
+    "lbfgs": LBFGS(),
+    "newton": Newton(),
+    "trust_region": TrustRegionPhase(),
+}
