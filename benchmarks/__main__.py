@@ -7,6 +7,7 @@ import sys
 import torch
 
 from benchmarks import (
+    certify,
     compiled,
     convergence,
     ensemble,
@@ -20,6 +21,7 @@ from benchmarks import (
 )
 
 BENCHMARKS = {
+    "certify": certify.main,
     "compiled": compiled.main,
     "convergence": convergence.main,
     "ensemble": ensemble.main,
