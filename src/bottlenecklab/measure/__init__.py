@@ -57,6 +57,7 @@ from bottlenecklab.measure._l2_reformulation import (
 from bottlenecklab.measure._l2_sparsity import (
     best_per_width,
     bipartite_pattern,
+    merge_chain,
     merge_neurons,
     plateau_start,
     prune_one_dim,
@@ -77,6 +78,16 @@ from bottlenecklab.measure._path_bounds import (
 )
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._representation import (
+    GAMMA0,
+    MAX_ROWS,
+    RepresentationAccumulator,
+    balance_residuals,
+    coi_columns,
+    ntk_trace_terms,
+    representation_quantities,
+    weight_quantities,
+)
 from bottlenecklab.measure._saddle import (
     escape_step,
     fcnn_weights,
@@ -102,6 +113,15 @@ from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
 
 __all__ = [
+    "GAMMA0",
+    "MAX_ROWS",
+    "RepresentationAccumulator",
+    "balance_residuals",
+    "coi_columns",
+    "merge_chain",
+    "ntk_trace_terms",
+    "representation_quantities",
+    "weight_quantities",
     "INPUT_PAIRED",
     "RANK_FLOOR",
     "LayerTable",
