@@ -37,9 +37,12 @@ from bottlenecklab.measure._hamiltonian import (
     momenta,
 )
 from bottlenecklab.measure._jacobian import (
+    RANK_REL,
     chain_slacks,
+    function_jacobians,
     input_jacobians,
     jacobian_bounds,
+    jacobian_rank_log_det,
     jacobian_singular_values,
     layer_jacobians,
     log_top_k,
@@ -81,6 +84,7 @@ from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_grou
 from bottlenecklab.measure._representation import (
     GAMMA0,
     MAX_ROWS,
+    REASONS,
     RepresentationAccumulator,
     balance_residuals,
     coi_columns,
@@ -96,7 +100,7 @@ from bottlenecklab.measure._saddle import (
     saddle_layers,
     weak_balancedness,
 )
-from bottlenecklab.measure._stationarity import gradient_norm
+from bottlenecklab.measure._stationarity import gradient_norm, regularized_loss
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._symmetry import (
     haar_rotation_about,
@@ -115,6 +119,11 @@ from bottlenecklab.theory import numerical_rank
 __all__ = [
     "GAMMA0",
     "MAX_ROWS",
+    "RANK_REL",
+    "REASONS",
+    "regularized_loss",
+    "function_jacobians",
+    "jacobian_rank_log_det",
     "RepresentationAccumulator",
     "balance_residuals",
     "coi_columns",

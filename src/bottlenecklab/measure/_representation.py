@@ -193,23 +193,37 @@ def _sqrt_eigs(G: torch.Tensor) -> torch.Tensor:
     return torch.linalg.eigvalsh(G).clamp_min(0.0).sqrt().flip(0)
 
 
-def weight_quantities(W: torch.Tensor, *, top: int = 10, floor: float = 0.1) -> dict[str, Any]:
+def weight_quantities(
+    W: torch.Tensor | None,
+    *,
+    top: int = 10,
+    floor: float = 0.1,
+    singular_values: torch.Tensor | None = None,
+    shape: tuple[int, int] | None = None,
+) -> dict[str, Any]:
     """Spectral quantities of one weight matrix `W` `[n_out, n_in]` (a convolution's
     kernel flattened to `[c_out, c_in k_h k_w]`, as WeightWatcher does).
 
+    Args:
+        W: the matrix; or `None` with `singular_values` (descending) and `shape` of an
+            operator known by its spectrum (a circular convolution: `theory`'s
+            per-frequency singular values); top: values kept; floor: `W_rank`'s cut-off.
     Returns:
         `N >= M` (its dimensions, WeightWatcher's names), `W_norm_sq` (`||W||_F^2`),
         `W_spectral_norm` (`s_1`), `W_rank` (`s_i > floor`, paper 001 Fig 1's count),
         `W_spikes` (singular values standing out: `i` of the largest gap
-        `s_i / s_{i+1} >= GAP`, else 0), `W_top_sv`.
+        `s_i / s_{i+1} >= GAP`, `largest_gap`; else 0), `W_top_sv`.
     """
-    W = W.detach().to(torch.float64)
-    s = torch.linalg.svdvals(W)
-    i, ratio = largest_gap(W) if min(W.shape) >= 2 else (0, 0.0)
+    if singular_values is None:
+        W = W.detach().to(torch.float64)
+        s, shape = torch.linalg.svdvals(W), tuple(W.shape)
+    else:
+        s = singular_values.detach().to(torch.float64)
+    i, ratio = largest_gap(None, singular_values=s) if s.numel() >= 2 else (0, 0.0)
     return {
-        "N": int(max(W.shape)),
-        "M": int(min(W.shape)),
-        "W_norm_sq": float(W.pow(2).sum()),
+        "N": int(max(shape)),
+        "M": int(min(shape)),
+        "W_norm_sq": float(s.pow(2).sum()),
         "W_spectral_norm": float(s[0]) if s.numel() else 0.0,
         "W_rank": theory.numerical_rank(None, 0.0, floor=floor, singular_values=s),
         "W_spikes": int(i) if ratio >= GAP else 0,
