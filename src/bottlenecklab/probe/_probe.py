@@ -256,6 +256,11 @@ class BottleneckProbe:
         for layer in layers:
             rows.append(self._layer_row(layer, accs[layer.name]))
         table = pd.DataFrame(rows)
+        for col in ("top_sv", "W_top_sv", "weight", "N", "M", "undefined"):
+            if col not in table.columns:
+                table[col] = None
+        for col in ("top_sv", "W_top_sv"):  # parquet: one list type per column
+            table[col] = [v if isinstance(v, list) else [] for v in table[col]]
         table.insert(0, "layer_id", range(len(table)))
         hidden = table["kind"].isin(["activation", "block", "representation"])
         k = int(table.loc[hidden, "rank_centered"].min()) if hidden.any() else None
@@ -341,6 +346,7 @@ class BottleneckProbe:
         ranks, logs = zip(*(measure.jacobian_rank_log_det(row) for row in s))
         return {
             "jacobian_points": len(X),
+            "jacobian_sv_median": np.median(s, axis=0).tolist(),
             "jacobian_rank": int(statistics.median(ranks)),
             "jacobian_rank_max": int(max(ranks)),
             "log_det_J_median": float(statistics.median(logs)),
