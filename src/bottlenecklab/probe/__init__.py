@@ -24,11 +24,13 @@ from bottlenecklab.probe._functional import (
     ntk_trace,
     representation_table,
 )
+from bottlenecklab.probe._io import DATA_FORMATS, load_data, load_model
 from bottlenecklab.probe._probe import COLUMNS, RANK_RULE, BottleneckProbe, ProbeError
 
 __all__ = [
     "ACTIVATIONS",
     "COLUMNS",
+    "DATA_FORMATS",
     "HOMOGENEOUS",
     "RANK_RULE",
     "BottleneckProbe",
@@ -40,6 +42,8 @@ __all__ = [
     "bottleneck_rank",
     "capture",
     "jacobian_rank",
+    "load_data",
+    "load_model",
     "l2_diagnostics",
     "merge_neurons",
     "ntk_trace",
