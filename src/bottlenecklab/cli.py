@@ -450,29 +450,35 @@ def _report(args) -> int:
 def _analyze(args) -> int:
     """`bottlenecklab analyze`: the probe's table, summary, figures and report into --out;
     any bad input is one line and exit 2, before anything is written."""
+    import warnings
+
     from bottlenecklab.probe import BottleneckProbe, CaptureError, ProbeError, load_data, load_model
 
     out = _out_folder(
         args.out or Path("runs") / "analyze" / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     )
-    try:
-        model = load_model(args.model, args.weights)
-        X, Y = load_data(args.data)
-        if args.lam is not None and Y is None:
-            raise BadInput(f"--lam needs targets Y in {args.data} (an .npz or .pt dict with Y)")
-        probe = BottleneckProbe(
-            model,
-            X,
-            Y,
-            args.lam,
-            layers=args.layers,
-            device=args.device,
-            progress=False if args.quiet else None,
-        )
-        summary = probe.summary()  # everything is computed before anything is written
-    except (ProbeError, CaptureError) as e:
-        raise BadInput(f"analyze: {e}") from None
-    report = probe.report(out)
+    # Library warnings while reading and measuring (torch deprecations, numpy on an empty
+    # file) would break the one-line answer to bad input: the error says what matters.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = load_model(args.model, args.weights)
+            X, Y = load_data(args.data)
+            if args.lam is not None and Y is None:
+                raise BadInput(f"--lam needs targets Y in {args.data} (an .npz or .pt with Y)")
+            probe = BottleneckProbe(
+                model,
+                X,
+                Y,
+                args.lam,
+                layers=args.layers,
+                device=args.device,
+                progress=False if args.quiet else None,
+            )
+            summary = probe.summary()  # everything is computed before anything is written
+        except (ProbeError, CaptureError) as e:
+            raise BadInput(f"analyze: {e}") from None
+        report = probe.report(out)
     _say(f"analyze: {summary['verdicts']['bottleneck']}")
     _say(f"  table: {out / 'layers.parquet'}  summary: {out / 'summary.json'}")
     _say(f"  figures: {out / 'figures'}  report: {report}")

@@ -48,8 +48,8 @@ def regularized_loss(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") 
     loss = C + R
     grads = torch.autograd.grad(loss, params)
     return {
-        "cost": float(C),
-        "regularization": float(R),
-        "loss": float(loss),
+        "cost": float(C.detach()),
+        "regularization": float(R.detach()),
+        "loss": float(loss.detach()),
         "grad_norm": float(torch.sqrt(sum(g.pow(2).sum() for g in grads))),
     }

@@ -172,6 +172,10 @@ def _fx_capture(model: nn.Module) -> Capture:
         else torch.fx.symbolic_trace(model)
     )
     graph = gm.graph
+    if type(graph._codegen) is not torch.fx.graph.CodeGen:
+        # an exported program's pytree in/out wrapping: plain positional code instead, so
+        # that the captured tensors can be returned beside the output (one tensor input)
+        graph._codegen = torch.fx.graph.CodeGen()
     modules = dict(gm.named_modules())
     seen: dict[str, int] = {}
     picked: list[tuple[torch.fx.Node, Layer]] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,9 @@ def _file(path: Path, what: str) -> Path:
 def _tensors(path: Path) -> Any:
     """A weights-only `torch.load` (tensors, dicts, lists, numbers: never code)."""
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's advice on pickle protocols: not for users
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise ProbeError(f"{path}: not a weights-only torch file ({_first_line(e)})") from None
 
@@ -53,7 +56,9 @@ def load_model(spec: str, weights: str | Path | None = None) -> nn.Module:
         if weights is not None:
             raise ProbeError("--weights goes with package.module:factory, not a .pt2 archive")
         try:
-            return torch.export.load(path).module()
+            with warnings.catch_warnings():  # torch-internal deprecations, not the user's
+                warnings.simplefilter("ignore")
+                return torch.export.load(path).module()
         except Exception as e:
             raise ProbeError(f"{path}: not a torch.export archive ({_first_line(e)})") from None
     if ":" not in spec or Path(spec).exists():

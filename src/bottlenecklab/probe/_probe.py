@@ -404,7 +404,7 @@ class BottleneckProbe:
         s["verdicts"] = {"bottleneck": verdict}
         s["loss"] = None
         if self.Y is not None and self.lam is not None and self.X is not None:
-            s["loss"] = measure.regularized_loss(self._net, self.X, self.Y, self.lam, self.cost)
+            s["loss"] = measure.regularized_loss(self.model, self.X, self.Y, self.lam, self.cost)
         # CERTIFICATE (merge point): `bottlenecklab.measure.certify(model, X, Y, lam, cost)`
         # from the "Certified convergence" issue goes here, as `certify(...).__dict__`-like
         # dict, and a "trained" verdict from its `converged`; `None` without `Y` and `lam`.
