@@ -20,15 +20,16 @@ import torch
 from sklearn.datasets import load_digits
 from torch import nn
 
-LAM = 1e-3  # weight decay lambda
+LAM = 2e-3  # weight decay lambda
 STEPS = 1500
+DEPTH = 6  # Linear layers
 OUT = Path("runs/probe-digits")
 
 
 def make_model() -> nn.Sequential:
     """The factory `bottlenecklab analyze` calls (no arguments): 64 -> 5 x 64 -> 10."""
     width, layers = 64, [nn.Linear(64, 64), nn.ReLU()]
-    for _ in range(4):
+    for _ in range(DEPTH - 2):
         layers += [nn.Linear(width, width), nn.ReLU()]
     return nn.Sequential(*layers, nn.Linear(width, 10))
 
@@ -42,12 +43,16 @@ def main() -> int:
     Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y)
     model = make_model()
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    # the learning rate decays to 0: Adam's step noise would otherwise leave small
+    # singular values (~ lr) above the rank cut-off
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, STEPS)
     for step in range(STEPS + 1):
         cost = (model(Xt) - Yt).pow(2).sum(1).mean()  # (1/N)||Y - f(X)||_F^2
         reg = LAM * sum(p.pow(2).sum() for p in model.parameters())
         opt.zero_grad()
         (cost + reg).backward()
         opt.step()
+        sched.step()
         if step % 500 == 0:
             acc = (model(Xt).argmax(1) == torch.from_numpy(labels)).float().mean()
             print(f"step {step:5d}  cost {cost.item():.4f}  reg {reg.item():.4f}  acc {acc:.3f}")

@@ -52,6 +52,7 @@ def test_planted_rank_k_is_the_bottleneck(method, k):
     assert row["rank"] == k and row["W_rank"] <= k
     assert summary["bottleneck_rank"] == k and summary["bottleneck_layers"] == ["3"]
     assert summary["capture"] == method and summary["jacobian_rank"] <= k
+    assert summary["verdicts"]["bottleneck"].startswith("bottleneck: rank")
     assert summary["certificate"] is None
 
 

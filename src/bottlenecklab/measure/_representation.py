@@ -67,28 +67,30 @@ def coi_columns(A: torch.Tensor, svd: theory.KernelSVD) -> dict[str, float]:
     }
 
 
-def _spectral_columns(s: torch.Tensor, s_c: torch.Tensor, top: int) -> dict[str, Any]:
+def _spectral_columns(
+    s: torch.Tensor, s_c: torch.Tensor, top: int, rank_rel: float
+) -> dict[str, Any]:
     """Rank, stable rank and top singular values of `A` (`s`) and of centred `A` (`s_c`)."""
     return {
-        "rank": theory.numerical_rank(None, RANK_REL, singular_values=s),
+        "rank": theory.numerical_rank(None, rank_rel, singular_values=s),
         "stable_rank": float(theory.stable_rank(None, singular_values=s)),
-        "rank_centered": theory.numerical_rank(None, RANK_REL, singular_values=s_c),
+        "rank_centered": theory.numerical_rank(None, rank_rel, singular_values=s_c),
         "stable_rank_centered": float(theory.stable_rank(None, singular_values=s_c)),
         "top_sv": [float(v) for v in s[:top]],
     }
 
 
 def representation_quantities(
-    A: torch.Tensor, *, gamma0: float = GAMMA0, top: int = 10
+    A: torch.Tensor, *, gamma0: float = GAMMA0, top: int = 10, rank_rel: float = RANK_REL
 ) -> dict[str, Any]:
     """Spectral quantities and costs of identity of one representation, from its rows.
 
     Args:
         A: `[N, w]` float64.
         gamma0: relative ridge of `coi_gamma` (`gamma = gamma0 ||K||_op`, `K = S S^T`).
-        top: singular values kept in `top_sv`.
+        top: singular values kept in `top_sv`; rank_rel: the rank's relative cut-off.
     Returns:
-        `n_samples`, `width`, `rank` (`s_i > 1e-3 s_1`), `stable_rank` (`||A||_*^2 /
+        `n_samples`, `width`, `rank` (`s_i > rank_rel s_1`), `stable_rank` (`||A||_*^2 /
         ||A||_F^2`, paper 000 Prop 1), the same of the centred `A` (`rank_centered`,
         `stable_rank_centered`), `top_sv`; `coi_columns`; `coi_gamma`, `coi_gamma_nobias`
         (the relaxed costs `||A||^2_{K + gamma I}`, paper 000 Thm 4), `gamma`.
@@ -101,7 +103,12 @@ def representation_quantities(
     gamma = gamma0 * float(svd.op_norm_sq())
     S_nb = S[:, :w]
     gamma_nb = gamma0 * float(torch.linalg.matrix_norm(S_nb, ord=2).pow(2))
-    out = {"n_samples": N, "width": w, **_spectral_columns(s, s_c, top), **coi_columns(A, svd)}
+    out = {
+        "n_samples": N,
+        "width": w,
+        **_spectral_columns(s, s_c, top, rank_rel),
+        **coi_columns(A, svd),
+    }
     out["gamma"] = gamma
     out["coi_gamma"] = float(theory.kernel_norms_sq((A,), S, gamma)[0]) if gamma > 0 else 0.0
     out["coi_gamma_nobias"] = (
@@ -152,10 +159,13 @@ class RepresentationAccumulator:
         idx = torch.cat([torch.arange(w), torch.arange(w), torch.tensor([w])])
         self.G = self.G[idx][:, idx].clone()
 
-    def quantities(self, *, gamma0: float = GAMMA0, top: int = 10) -> dict[str, Any]:
+    def quantities(
+        self, *, gamma0: float = GAMMA0, top: int = 10, rank_rel: float = RANK_REL
+    ) -> dict[str, Any]:
         """`representation_quantities` of all rows seen (exact rows or moments)."""
         if self.rows is not None:
-            return representation_quantities(torch.cat(self.rows), gamma0=gamma0, top=top)
+            A = torch.cat(self.rows)
+            return representation_quantities(A, gamma0=gamma0, top=top, rank_rel=rank_rel)
         G, N = self.G, self.n
         w = (G.shape[0] - 1) // (2 if self.full else 1)
         a = torch.arange(w)
@@ -170,7 +180,7 @@ class RepresentationAccumulator:
         gamma = gamma0 * float(torch.linalg.eigvalsh(StS)[-1])
         StS_nb = G[r][:, r]
         gamma_nb = gamma0 * float(torch.linalg.eigvalsh(StS_nb)[-1])
-        out = {"n_samples": N, "width": w, **_spectral_columns(s, s_c, top)}
+        out = {"n_samples": N, "width": w, **_spectral_columns(s, s_c, top, rank_rel)}
         out.update(
             {k: math.nan for k in ("coi", "coi_residual", "coi_nobias", "coi_nobias_residual")}
         )
