@@ -14,6 +14,7 @@ from benchmarks import (
     naive,
     paper_recipe,
     paper_size,
+    probe,
     stack,
 )
 
@@ -23,6 +24,7 @@ BENCHMARKS = {
     "executor": executor.main,
     "naive": naive.main,
     "paper-size": paper_size.main,
+    "probe": probe.main,
     "stack": stack.main,
 }
 if torch.cuda.is_available():
