@@ -102,7 +102,7 @@ def representation_quantities(
     svd = theory.KernelSVD.of(S)
     gamma = gamma0 * float(svd.op_norm_sq())
     S_nb = S[:, :w]
-    gamma_nb = gamma0 * float(torch.linalg.matrix_norm(S_nb, ord=2).pow(2))
+    gamma_nb = gamma0 * float(svd.leading(w).op_norm_sq())  # ||relu(A)||_op^2, a w x w SVD
     out = {
         "n_samples": N,
         "width": w,
