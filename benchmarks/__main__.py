@@ -16,6 +16,7 @@ from benchmarks import (
     naive,
     paper_recipe,
     paper_size,
+    probe,
     stack,
     trust_region,
 )
@@ -28,6 +29,7 @@ BENCHMARKS = {
     "executor": executor.main,
     "naive": naive.main,
     "paper-size": paper_size.main,
+    "probe": probe.main,
     "stack": stack.main,
     "trust-region": trust_region.main,
 }

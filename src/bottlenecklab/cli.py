@@ -92,6 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="(re)build DIR/report.html from the runs under DIR")
     rep.add_argument("dir", type=Path)
+
+    an = sub.add_parser("analyze", help="measure the bottleneck of your own model (probe.md)")
+    an.add_argument("model", metavar="MODEL", help="FILE.pt2 (torch.export) or pkg.module:factory")
+    an.add_argument("data", type=Path, metavar="DATA", help=".npz (X, Y) | .npy | .csv | .pt")
+    an.add_argument("--weights", type=Path, help="weights of pkg.module:factory (.safetensors/.pt)")
+    an.add_argument("--layers", default="auto", metavar="GLOB", help="layer names (default: all)")
+    an.add_argument("--lam", type=float, help="weight decay lambda (with Y: the regularized loss)")
+    an.add_argument("--out", type=Path, help="output folder (default runs/analyze/<timestamp>)")
+    an.add_argument("--device", default="cpu", help="cpu | cuda | auto (default cpu)")
+    an.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
@@ -171,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             "reproduce": _reproduce,
             "report": _report,
             "sweep": _sweep,
+            "analyze": _analyze,
         }[args.command](args)
     except (BadInput, ConfigError, FolderLocked, WriteError) as e:
         _say(f"error: {e}")
@@ -429,6 +440,44 @@ def _report(args) -> int:
     if not find_runs(args.dir):
         raise BadInput(f"report: no runs (claims.json + config.json) under {args.dir}")
     _say(f"report: {build_report(args.dir)}")
+    return 0
+
+
+def _analyze(args) -> int:
+    """`bottlenecklab analyze`: the probe's table, summary, figures and report into --out;
+    any bad input is one line and exit 2, before anything is written."""
+    import warnings
+
+    from bottlenecklab.probe import BottleneckProbe, CaptureError, ProbeError, load_data, load_model
+
+    out = _out_folder(
+        args.out or Path("runs") / "analyze" / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    )
+    # Library warnings while reading and measuring (torch deprecations, numpy on an empty
+    # file) would break the one-line answer to bad input: the error says what matters.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = load_model(args.model, args.weights)
+            X, Y = load_data(args.data)
+            if args.lam is not None and Y is None:
+                raise BadInput(f"--lam needs targets Y in {args.data} (an .npz or .pt with Y)")
+            probe = BottleneckProbe(
+                model,
+                X,
+                Y,
+                args.lam,
+                layers=args.layers,
+                device=args.device,
+                progress=False if args.quiet else None,
+            )
+            summary = probe.summary()  # everything is computed before anything is written
+        except (ProbeError, CaptureError) as e:
+            raise BadInput(f"analyze: {e}") from None
+        report = probe.report(out)
+    _say(f"analyze: {summary['verdicts']['bottleneck']}")
+    _say(f"  table: {out / 'layers.parquet'}  summary: {out / 'summary.json'}")
+    _say(f"  figures: {out / 'figures'}  report: {report}")
     return 0
 
 

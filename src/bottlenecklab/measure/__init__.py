@@ -39,9 +39,12 @@ from bottlenecklab.measure._hamiltonian import (
     momenta,
 )
 from bottlenecklab.measure._jacobian import (
+    RANK_REL,
     chain_slacks,
+    function_jacobians,
     input_jacobians,
     jacobian_bounds,
+    jacobian_rank_log_det,
     jacobian_singular_values,
     layer_jacobians,
     log_top_k,
@@ -59,6 +62,7 @@ from bottlenecklab.measure._l2_reformulation import (
 from bottlenecklab.measure._l2_sparsity import (
     best_per_width,
     bipartite_pattern,
+    merge_chain,
     merge_neurons,
     plateau_start,
     prune_one_dim,
@@ -79,6 +83,17 @@ from bottlenecklab.measure._path_bounds import (
 )
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._representation import (
+    GAMMA0,
+    MAX_ROWS,
+    REASONS,
+    RepresentationAccumulator,
+    balance_residuals,
+    coi_columns,
+    ntk_trace_terms,
+    representation_quantities,
+    weight_quantities,
+)
 from bottlenecklab.measure._saddle import (
     escape_step,
     fcnn_weights,
@@ -87,7 +102,7 @@ from bottlenecklab.measure._saddle import (
     saddle_layers,
     weak_balancedness,
 )
-from bottlenecklab.measure._stationarity import gradient_norm
+from bottlenecklab.measure._stationarity import gradient_norm, regularized_loss
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._symmetry import (
     haar_rotation_about,
@@ -109,6 +124,20 @@ __all__ = [
     "certify",
     "clarke_critical_point_residuals",
     "kink_forward",
+    "GAMMA0",
+    "MAX_ROWS",
+    "RANK_REL",
+    "REASONS",
+    "regularized_loss",
+    "function_jacobians",
+    "jacobian_rank_log_det",
+    "RepresentationAccumulator",
+    "balance_residuals",
+    "coi_columns",
+    "merge_chain",
+    "ntk_trace_terms",
+    "representation_quantities",
+    "weight_quantities",
     "INPUT_PAIRED",
     "RANK_FLOOR",
     "LayerTable",

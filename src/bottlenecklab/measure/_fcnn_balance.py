@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._representation import balance_residuals
 
 __all__ = ["fcnn_balance_residuals"]
 
@@ -26,13 +27,4 @@ def fcnn_balance_residuals(model: Any) -> dict[str, np.ndarray]:
         and `sum_i |in_i - out_i| / ||W_{l+1}||^2`.
     """
     net = float64_copy(model)
-    Ws = [W.detach().numpy() for W in net.weights]
-    bs = [b.detach().numpy() for b in net.biases]
-    summed, per_neuron = [], []
-    for l in range(len(Ws) - 1):
-        inc = np.sum(Ws[l] ** 2, axis=1) + bs[l] ** 2  # [n_l]
-        out = np.sum(Ws[l + 1] ** 2, axis=0)  # [n_l]
-        scale = max(float(out.sum()), 1e-300)
-        summed.append(abs(float(inc.sum() - out.sum())) / scale)
-        per_neuron.append(float(np.abs(inc - out).sum()) / scale)
-    return {"summed": np.array(summed), "per_neuron": np.array(per_neuron)}
+    return balance_residuals(list(net.weights), list(net.biases))

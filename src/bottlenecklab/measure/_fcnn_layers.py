@@ -32,8 +32,14 @@ def middle_layer(depth: int) -> int:
 
 
 def layer_ranks(model: Any, floor: float = RANK_FLOOR) -> list[int]:
-    """`r_l`: singular values of `W_l` above `floor`, `l = 1..L`."""
-    return [numerical_rank(W.detach().double(), rel=0.0, floor=floor) for W in model.weights]
+    """`r_l`: singular values of `W_l` above `floor`, `l = 1..L` (`weight_quantities`'s
+    `W_rank`).
+
+    Args:
+        model: an `FCNN`, or its weight matrices `[W_1, ..., W_L]` (any network's).
+    """
+    weights = model.weights if hasattr(model, "weights") else model
+    return [numerical_rank(W.detach().double(), rel=0.0, floor=floor) for W in weights]
 
 
 def middle_rank(model: Any, floor: float = RANK_FLOOR) -> int:

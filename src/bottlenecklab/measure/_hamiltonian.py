@@ -17,6 +17,7 @@ import torch
 from bottlenecklab import theory
 from bottlenecklab.measure._certify import TAU, KinkMode, minimize_box
 from bottlenecklab.measure._coi import as_float64, features
+from bottlenecklab.measure._representation import coi_columns
 from bottlenecklab.tasks import data_cost
 
 __all__ = [
@@ -214,7 +215,7 @@ def leaky_resnet_layers(
         Bl = B[l - 1]  # [N, w]
         S = features(A)  # S_l = [relu(A_l), 1]
         svd = theory.KernelSVD.of(S)
-        (coi, coi_res), (coi_nobias, coi_nobias_res) = svd.nested_norm_sq_and_residual(A, w)
+        coi = coi_columns(A, svd)  # coi, coi_residual, coi_nobias, coi_nobias_residual
         s_A = torch.linalg.svdvals(A)
         BS = Bl.T @ S_prev  # [w, w+1]
         H = float(theory.hamiltonian(A_prev, Bl, leak, BS=BS))
@@ -238,10 +239,7 @@ def leaky_resnet_layers(
                 "kernel_cond": float(svd_prev.condition(gamma)),
                 "H_gamma": H_gamma,
                 "rank_H_gamma": -2.0 / leak * H_gamma,
-                "coi": float(coi),
-                "coi_residual": float(coi_res),
-                "coi_nobias": float(coi_nobias),
-                "coi_nobias_residual": float(coi_nobias_res),
+                **coi,
                 "stable_rank": float(theory.stable_rank(A, singular_values=s_A)),
                 "cp_residual": float(theory.critical_point_residual(Wl, A_prev, Bl, leak, BS=BS)),
                 "B_norm": float(Bl.norm()),

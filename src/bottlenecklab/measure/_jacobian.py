@@ -15,8 +15,10 @@ from bottlenecklab.theory import linear_representation_cost, partial_isometry_di
 
 __all__ = [
     "chain_slacks",
+    "function_jacobians",
     "input_jacobians",
     "jacobian_bounds",
+    "jacobian_rank_log_det",
     "jacobian_singular_values",
     "layer_jacobians",
     "log_top_k",
@@ -73,9 +75,32 @@ def input_jacobians(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
     params = {k: v.detach() for k, v in net.named_parameters()}
 
     def f(x: torch.Tensor) -> torch.Tensor:
-        return torch.func.functional_call(net, params, (x.unsqueeze(0),)).squeeze(0)
+        return torch.func.functional_call(net, params, (x,))
 
-    return torch.func.vmap(torch.func.jacrev(f))(X64)
+    return function_jacobians(f, X64)
+
+
+def function_jacobians(f: Any, X: torch.Tensor) -> torch.Tensor:
+    """Jacobians `df(x_i)/dx_i` of a batched function `f: [b, d_in] -> [b, d_out]` at every
+    row of `X`, by `torch.func.jacrev` batched with `vmap`, in the dtype of `X`.
+
+    Args:
+        f: a function of a batch of rows (one row at a time here); X: `[N, d_in]`.
+    Returns:
+        `[N, d_out, d_in]`.
+    """
+
+    def one(x: torch.Tensor) -> torch.Tensor:
+        return f(x.unsqueeze(0)).reshape(-1)
+
+    return torch.func.vmap(torch.func.jacrev(one))(X)
+
+
+def jacobian_rank_log_det(s: np.ndarray) -> tuple[int, float]:
+    """`(rank, log|J|_+)` of one Jacobian from its singular values `s` (descending): the rank
+    counts `s_i > 1e-3 s_1` (spec `depth-and-rank.md`), `log|J|_+` sums their logs."""
+    rank = int(np.sum(s > RANK_REL * s[0])) if s.size and s[0] > 0 else 0
+    return rank, float(np.log(s[:rank]).sum())
 
 
 def jacobian_singular_values(J: torch.Tensor) -> np.ndarray:
@@ -121,8 +146,7 @@ def jacobian_bounds(model: Any, X: torch.Tensor | np.ndarray) -> list[dict[str, 
     rows = []
     for i in range(S.shape[0]):
         s = S[i]
-        rank = int(np.sum(s > RANK_REL * s[0])) if s[0] > 0 else 0
-        log_det = float(np.log(s[:rank]).sum())
+        rank, log_det = jacobian_rank_log_det(s)
         slack, arg = math.inf, 0
         for k in range(1, rank + 1):
             value = norm_sq - k * L - 2.0 * float(np.log(s[:k]).sum()) - weight_term(k)

@@ -4,6 +4,7 @@ proportional neurons, Prop 15's 1-D pruning and the bipartite pattern of Prop 13
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -11,10 +12,16 @@ import torch
 from bottlenecklab import theory
 from bottlenecklab.measure._coi import as_float64
 from bottlenecklab.measure._costs import float64_copy
-from bottlenecklab.measure._l2_reformulation import fcnn_layers
 from bottlenecklab.models import FCNN
 
-__all__ = ["best_per_width", "bipartite_pattern", "merge_neurons", "plateau_start", "prune_one_dim"]
+__all__ = [
+    "best_per_width",
+    "bipartite_pattern",
+    "merge_chain",
+    "merge_neurons",
+    "plateau_start",
+    "prune_one_dim",
+]
 
 
 def _rebuild(net: FCNN, weights: list[torch.Tensor], biases: list[torch.Tensor]) -> FCNN:
@@ -43,22 +50,46 @@ def merge_neurons(
         `(merged FCNN, [n_1, ..., n_{L-1}] neurons kept per hidden layer)`.
     """
     net = float64_copy(model)
-    X64 = as_float64(X)
-    weights = [w.detach().clone() for w in net.weights]
-    biases = [b.detach().clone() for b in net.biases]
+    weights, biases, counts = merge_chain(
+        list(net.weights), list(net.biases), as_float64(X), net.act, net.cfg.bias_scale, cosine
+    )
+    return _rebuild(net, weights, biases), counts
+
+
+def merge_chain(
+    weights: list[torch.Tensor],
+    biases: list[torch.Tensor],
+    X: torch.Tensor,
+    act: Callable[[torch.Tensor], torch.Tensor],
+    bias_scale: float = 1.0,
+    cosine: float = theory.MERGE_COSINE,
+) -> tuple[list[torch.Tensor], list[torch.Tensor], list[int]]:
+    """`merge_neurons` on a chain of affine layers `a~_l = a_{l-1} W_l^T + beta b_l`,
+    `a_l = act(a~_l)` (any network of that shape: an `FCNN`, an `nn.Sequential` of
+    `Linear` and a positively homogeneous activation), in the dtype of `X`.
+
+    Args:
+        weights: `W_l` `[n_l, n_{l-1}]`; biases: `b_l` `[n_l]`; X: `[N, d_in]`;
+        act: the activation; bias_scale: `beta`; cosine: the merge threshold.
+    Returns:
+        `(weights, biases, [n_1, ..., n_{L-1}] neurons kept per hidden layer)`.
+    """
+    weights = [w.detach().clone() for w in weights]
+    biases = [b.detach().clone() for b in biases]
     counts = []
     with torch.no_grad():
-        for l in range(net.depth - 1):
-            cur = _rebuild(net, weights, biases)
-            _, Z, _ = fcnn_layers(cur, X64)
-            z = Z[l]  # [N, n_l]
-            dead = (cur.act(z) == 0).all(dim=0)
+        for l in range(len(weights) - 1):
+            a = X
+            for W, b in zip(weights[: l + 1], biases[: l + 1]):
+                z = torch.addmm(bias_scale * b, a, W.T)  # [N, n]
+                a = act(z)
+            dead = (a == 0).all(dim=0)
             W_in = torch.cat([weights[l], biases[l][:, None]], dim=1)
             w, v, _ = theory.merge_layer(W_in, weights[l + 1], z, dead, cosine)
             weights[l], biases[l] = w[:, :-1], w[:, -1]
             weights[l + 1] = v
             counts.append(int(w.shape[0]))
-    return _rebuild(net, weights, biases), counts
+    return weights, biases, counts
 
 
 def prune_one_dim(model: Any, x: Any) -> FCNN:

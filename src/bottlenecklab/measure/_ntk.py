@@ -10,6 +10,7 @@ import torch
 
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import layer_jacobians
+from bottlenecklab.measure._representation import ntk_trace_terms
 
 __all__ = ["ntk_lambda_max", "ntk_matrix", "ntk_trace"]
 
@@ -34,10 +35,7 @@ def ntk_trace(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:
         `[N]`.
     """
     jacs, acts, beta = _paths(model, X)
-    total = torch.zeros(jacs[0].shape[0], dtype=torch.float64)
-    for J, a in zip(jacs, acts):
-        total += (a.pow(2).sum(1) + beta**2) * J.pow(2).sum(dim=(1, 2))
-    return total
+    return ntk_trace_terms(jacs, acts, [beta] * len(jacs))
 
 
 def ntk_matrix(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:

@@ -9,7 +9,7 @@ import torch
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.tasks import COSTS, Dataset
 
-__all__ = ["gradient_norm"]
+__all__ = ["gradient_norm", "regularized_loss"]
 
 
 def gradient_norm(model: Any, data: Dataset, lam: float, cost: str = "mse") -> float:
@@ -18,9 +18,38 @@ def gradient_norm(model: Any, data: Dataset, lam: float, cost: str = "mse") -> f
     Zero at a critical point of the training loss (the convergence gate of claims about
     trained networks); `C` is `COSTS[cost]`.
     """
-    net = float64_copy(model)
     X = torch.as_tensor(data.x_train, dtype=torch.float64)
     Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    loss = COSTS[cost](net(X), Y) + net.regularization(lam)
-    grads = torch.autograd.grad(loss, [p for p in net.parameters() if p.requires_grad])
-    return float(torch.sqrt(sum(g.pow(2).sum() for g in grads)))
+    return regularized_loss(model, X, Y, lam, cost)["grad_norm"]
+
+
+def regularized_loss(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") -> dict[str, float]:
+    """The regularized training loss of any network and the norm of its gradient, float64.
+
+    `cost` = `COSTS[cost](f(X), Y)`; `regularization` = `model.regularization(lam)` for
+    our models (each paper's own term), else `lam ||theta||^2` over every trainable
+    parameter, biases included (spec README: the fully-connected papers' convention).
+
+    Args:
+        model: any `nn.Module` `[N, ...] -> [N, d_out]`; X: inputs; Y: targets `[N, d_out]`
+            (one-hot rows for `cross_entropy`); lam: `lambda`; cost: a `COSTS` key.
+    Returns:
+        `cost`, `regularization`, `loss` and `grad_norm` (`||grad_theta loss||`).
+    """
+    net = float64_copy(model)
+    X = torch.as_tensor(X, dtype=torch.float64)
+    Y = torch.as_tensor(Y, dtype=torch.float64)
+    params = [p for p in net.parameters() if p.requires_grad]
+    C = COSTS[cost](net(X), Y)
+    if hasattr(net, "regularization"):
+        R = net.regularization(lam)
+    else:
+        R = lam * sum(p.pow(2).sum() for p in params)
+    loss = C + R
+    grads = torch.autograd.grad(loss, params)
+    return {
+        "cost": float(C.detach()),
+        "regularization": float(R.detach()),
+        "loss": float(loss.detach()),
+        "grad_norm": float(torch.sqrt(sum(g.pow(2).sum() for g in grads))),
+    }

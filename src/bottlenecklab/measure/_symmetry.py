@@ -24,7 +24,9 @@ __all__ = [
 ]
 
 
-def largest_gap(W: torch.Tensor, rel: float = 1e-3) -> tuple[int, float]:
+def largest_gap(
+    W: torch.Tensor | None, rel: float = 1e-3, *, singular_values: torch.Tensor | None = None
+) -> tuple[int, float]:
     """Where the spectrum of `W` drops most: `(i, s_i / s_{i+1})` maximizing the ratio
     over the `i` with `s_i > rel * s_1` (1-based; a zero `s_{i+1}` gives `inf`). Paper
     001 Fig 2: `i = 2` in the middle layers.
@@ -34,9 +36,13 @@ def largest_gap(W: torch.Tensor, rel: float = 1e-3) -> tuple[int, float]:
     gap is searched only from above the cut (the gap *into* the cut still counts).
 
     Args:
-        W: `[m, n]` with `min(m, n) >= 2`.
+        W: `[m, n]` with `min(m, n) >= 2`; singular_values: its spectrum (descending) when
+            the caller has it (then `W` may be `None`).
     """
-    s = torch.linalg.svdvals(W.detach().to(torch.float64))
+    if singular_values is None:
+        s = torch.linalg.svdvals(W.detach().to(torch.float64))
+    else:
+        s = singular_values.to(torch.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = (s[:-1] / s[1:]).nan_to_num(nan=1.0, posinf=math.inf)
     ratios[s[:-1] <= rel * s[0]] = 0.0

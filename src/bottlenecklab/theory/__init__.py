@@ -27,6 +27,7 @@ from bottlenecklab.theory._coi import (
     kernel_condition,
     kernel_norm_sq,
     kernel_norms_sq,
+    kernel_norms_sq_from_grams,
     relative_gamma,
     stable_rank,
 )
@@ -205,6 +206,7 @@ __all__ = [
     "kernel_condition",
     "kernel_norm_sq",
     "kernel_norms_sq",
+    "kernel_norms_sq_from_grams",
     "kernel_ridge_regression",
     "kernel_test_error",
     "kink_free_start",

@@ -21,6 +21,7 @@ __all__ = [
     "kernel_condition",
     "kernel_norm_sq",
     "kernel_norms_sq",
+    "kernel_norms_sq_from_grams",
     "relative_gamma",
     "stable_rank",
 ]
@@ -175,7 +176,42 @@ def kernel_norms_sq(
         return torch.stack([svd.norm_sq(M) for M in Ms])
     M = torch.cat(list(Ms), dim=-1)  # [N, sum w_i]
     SM = S.transpose(-1, -2) @ M  # [m, sum w_i]
-    G = S.transpose(-1, -2) @ S + gamma * torch.eye(S.shape[-1], dtype=S.dtype, device=S.device)
+    per_column = _woodbury_columns(S.transpose(-1, -2) @ S, SM, M.pow(2).sum(-2), gamma)
+    return torch.stack([c.sum() for c in per_column.split([m.shape[-1] for m in Ms])]).clamp_min(
+        0.0
+    )
+
+
+def kernel_norms_sq_from_grams(
+    StS: torch.Tensor,
+    StMs: Sequence[torch.Tensor],
+    M_sq: Sequence[torch.Tensor | float],
+    gamma: float | torch.Tensor,
+) -> torch.Tensor:
+    """`kernel_norms_sq` for `gamma > 0` from second moments only: `S^T S` `[m, m]`, each
+    `S^T M_i` `[m, w_i]` and `||M_i||_F^2` (the Woodbury form needs nothing else), `[len]`.
+
+    The streaming form (`N` rows accumulated batch by batch into `[m, m]` and `[m, w]`
+    sums): the same formula as `kernel_norms_sq`, never an `N x N` kernel.
+
+    Args:
+        StS: `[m, m]`; StMs: `[m, w_i]`; M_sq: `||M_i||_F^2`; gamma: absolute ridge `> 0`.
+    """
+    if not float(gamma) > 0:
+        raise ValueError(f"the moment form needs gamma > 0, got {float(gamma)}")
+    out = []
+    for SM, m2 in zip(StMs, M_sq):
+        cols = _woodbury_columns(StS, SM, torch.zeros(SM.shape[-1], dtype=SM.dtype), gamma)
+        out.append(cols.sum() + torch.as_tensor(m2, dtype=SM.dtype) / gamma)
+    return torch.stack(out).clamp_min(0.0)
+
+
+def _woodbury_columns(
+    StS: torch.Tensor, SM: torch.Tensor, M_col_sq: torch.Tensor, gamma: float | torch.Tensor
+) -> torch.Tensor:
+    """Per column `j` of `M`: `gamma^{-1} (||M_j||^2 - (S^T M_j)^T (S^T S + gamma I)^{-1}
+    (S^T M_j))`, the Woodbury form of `||M_j||^2_{K + gamma I}`, `[w]`."""
+    G = StS + gamma * torch.eye(StS.shape[-1], dtype=StS.dtype, device=StS.device)
     L, info = torch.linalg.cholesky_ex(G)
     if int(info) == 0:
         Z = torch.cholesky_solve(SM, L)  # (S^T S + gamma I)^{-1} S^T M
@@ -183,10 +219,7 @@ def kernel_norms_sq(
         # relaxed solve, with the eigenvalues bounded below by gamma as they are exactly
         evals, evecs = torch.linalg.eigh(G)
         Z = evecs @ ((evecs.transpose(-1, -2) @ SM) / evals.clamp_min(gamma).unsqueeze(-1))
-    per_column = (M.pow(2).sum(-2) - (SM * Z).sum(-2)) / gamma  # [sum w_i]
-    return torch.stack([c.sum() for c in per_column.split([m.shape[-1] for m in Ms])]).clamp_min(
-        0.0
-    )
+    return (M_col_sq - (SM * Z).sum(-2)) / gamma
 
 
 def kernel_condition(S: torch.Tensor, gamma: float | torch.Tensor = 0.0) -> torch.Tensor:

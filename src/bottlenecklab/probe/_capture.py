@@ -1,0 +1,383 @@
+"""Finding and capturing the layers of a user's network: `torch.fx` where it traces,
+forward hooks on named modules where it does not, and adapters for our own models.
+
+A capture turns one batch `x` `[b, ...]` into the model output and a dict
+`{layer name: tensor [b, ...]}`; the layers are named by module path (`layer3.1.relu`;
+a module called twice gets `#2`, `#3`, ...).
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+__all__ = [
+    "ACTIVATIONS",
+    "HOMOGENEOUS",
+    "Capture",
+    "CaptureError",
+    "Layer",
+    "WeightRef",
+    "capture",
+    "sequential_chain",
+]
+
+# Modules whose output is a layer (the spec: activations, Identity as a marker).
+ACTIVATIONS: tuple[type[nn.Module], ...] = (
+    nn.ReLU,
+    nn.LeakyReLU,
+    nn.PReLU,
+    nn.ReLU6,
+    nn.GELU,
+    nn.ELU,
+    nn.SELU,
+    nn.SiLU,
+    nn.Mish,
+    nn.Tanh,
+    nn.Sigmoid,
+    nn.Softplus,
+    nn.Hardtanh,
+    nn.Identity,
+)
+# Positively homogeneous: sigma(c x) = c sigma(x) for c > 0 (balancedness, merging, COI).
+HOMOGENEOUS: tuple[type[nn.Module], ...] = (nn.ReLU, nn.LeakyReLU, nn.PReLU, nn.Identity)
+_ACT_FUNCTIONS: dict[object, tuple[str, bool]] = {
+    torch.relu: ("relu", True),
+    nn.functional.relu: ("relu", True),
+    nn.functional.leaky_relu: ("leaky_relu", True),
+    nn.functional.gelu: ("gelu", False),
+    torch.tanh: ("tanh", False),
+    torch.sigmoid: ("sigmoid", False),
+    nn.functional.silu: ("silu", False),
+    torch.ops.aten.relu.default: ("relu", True),
+    torch.ops.aten.relu_.default: ("relu", True),
+    torch.ops.aten.leaky_relu.default: ("leaky_relu", True),
+    torch.ops.aten.gelu.default: ("gelu", False),
+    torch.ops.aten.tanh.default: ("tanh", False),
+    torch.ops.aten.sigmoid.default: ("sigmoid", False),
+    torch.ops.aten.silu.default: ("silu", False),
+}
+_ACT_METHODS = {"relu": True, "relu_": True, "tanh": False, "sigmoid": False}
+_ADDS = {operator.add, operator.iadd, torch.add, torch.ops.aten.add.Tensor}
+WEIGHT_MODULES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
+_WEIGHT_FUNCTIONS = {
+    nn.functional.linear,
+    nn.functional.conv1d,
+    nn.functional.conv2d,
+    nn.functional.conv3d,
+    torch.ops.aten.linear.default,
+    torch.ops.aten.conv1d.default,
+    torch.ops.aten.conv2d.default,
+    torch.ops.aten.convolution.default,
+}
+# Parameter-free or parameter-holding modules that need no weight analysis of their own.
+_NO_WEIGHT_NEEDED = (nn.Dropout, nn.Flatten, nn.Unflatten, nn.Sequential, nn.ModuleList)
+
+
+class CaptureError(Exception):
+    """The model has no layer the probe can read (one line: why)."""
+
+
+@dataclass(frozen=True)
+class WeightRef:
+    """A weight matrix feeding a layer: its name, `[n_out, n_in]` (a convolution flattened
+    to `[c_out, c_in k...]`), its bias `[n_out]` or `None`, and an explicit spectrum when
+    the operator is not the matrix itself (circular convolutions)."""
+
+    name: str
+    weight: torch.Tensor
+    bias: torch.Tensor | None = None
+    singular_values: torch.Tensor | None = None
+    shape: tuple[int, int] | None = None
+
+
+@dataclass
+class Layer:
+    """One captured layer: `name` (module path), `kind` (`activation`, `block` for a
+    residual join, `output`, or `representation` for an adapter), `op` (the module or
+    function), whether `op` is positively homogeneous, and the weight feeding it."""
+
+    name: str
+    kind: str
+    op: str
+    homogeneous: bool
+    weight: WeightRef | None = None
+
+
+@dataclass
+class Capture:
+    """Layers of a model and the function that runs one batch through it.
+
+    `run(x)` returns `(output, {name: tensor})`; `skipped` lists `(name, reason)` of what is
+    not analysed; `method` is `fx`, `hooks` or `adapter:<Class>`.
+    """
+
+    layers: list[Layer]
+    run: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, torch.Tensor]]]
+    method: str
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    fx_error: str | None = None
+    function: Callable[[torch.Tensor], torch.Tensor] | None = None  # for Jacobians
+    ntk: Callable[[torch.Tensor], torch.Tensor] | None = None  # specialised NTK trace
+    chain: tuple | None = None  # (weight refs, bias scale, activation): an affine chain
+
+
+def _unique(name: str, seen: dict[str, int]) -> str:
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name}#{seen[name]}"
+
+
+def _module_path(node: torch.fx.Node) -> str:
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return node.name
+    path = list(stack.values())[-1][0]
+    return str(path) or node.name
+
+
+def _weight_of_module(name: str, mod: nn.Module) -> WeightRef:
+    W = mod.weight.detach()
+    return WeightRef(name, W.reshape(W.shape[0], -1), _bias(mod))
+
+
+def _bias(mod: nn.Module) -> torch.Tensor | None:
+    b = getattr(mod, "bias", None)
+    return b.detach() if isinstance(b, torch.Tensor) else None
+
+
+def _unsupported_params(model: nn.Module) -> list[tuple[str, str]]:
+    """Modules holding their own parameters that are not `Linear`/`Conv`."""
+    out = []
+    for name, mod in model.named_modules():
+        own = list(mod.parameters(recurse=False))
+        if own and not isinstance(mod, WEIGHT_MODULES + HOMOGENEOUS):
+            out.append(
+                (name or type(mod).__name__, f"{type(mod).__name__}: no weight analysis for it")
+            )
+    return out
+
+
+# --- torch.fx ------------------------------------------------------------------------------
+
+
+def _fx_capture(model: nn.Module) -> Capture:
+    gm = (
+        copy.deepcopy(model)
+        if isinstance(model, torch.fx.GraphModule)
+        else torch.fx.symbolic_trace(model)
+    )
+    graph = gm.graph
+    if type(graph._codegen) is not torch.fx.graph.CodeGen:
+        # an exported program's pytree in/out wrapping: plain positional code instead, so
+        # that the captured tensors can be returned beside the output (one tensor input)
+        graph._codegen = torch.fx.graph.CodeGen()
+    modules = dict(gm.named_modules())
+    seen: dict[str, int] = {}
+    picked: list[tuple[torch.fx.Node, Layer]] = []
+    weights: dict[torch.fx.Node, WeightRef] = {}
+    for node in graph.nodes:
+        layer = None
+        if node.op == "call_module":
+            mod = modules[node.target]
+            if isinstance(mod, ACTIVATIONS):
+                name = _unique(str(node.target), seen)
+                layer = Layer(name, "activation", type(mod).__name__, isinstance(mod, HOMOGENEOUS))
+            elif isinstance(mod, WEIGHT_MODULES):
+                weights[node] = _weight_of_module(str(node.target), mod)
+        elif node.op == "call_function" and node.target in _ACT_FUNCTIONS:
+            op, hom = _ACT_FUNCTIONS[node.target]
+            layer = Layer(_unique(_module_path(node), seen), "activation", op, hom)
+        elif node.op == "call_method" and node.target in _ACT_METHODS:
+            hom = _ACT_METHODS[node.target]
+            layer = Layer(_unique(_module_path(node), seen), "activation", node.target, hom)
+        elif node.op == "call_function" and node.target in _ADDS:
+            tensors = [a for a in node.args[:2] if isinstance(a, torch.fx.Node)]
+            if len(tensors) == 2 and all(a.op not in ("get_attr",) for a in tensors):
+                layer = Layer(_unique(_module_path(node), seen), "block", "add", True)
+        elif node.op == "call_function" and node.target in _WEIGHT_FUNCTIONS:
+            w = node.args[1] if len(node.args) > 1 else None
+            if isinstance(w, torch.fx.Node) and w.op == "get_attr":
+                W = _fetch(gm, str(w.target)).detach()
+                b = node.args[2] if len(node.args) > 2 else None
+                B = _fetch(gm, str(b.target)).detach() if _is_attr(b) else None
+                name = _module_path(node)
+                weights[node] = WeightRef(name, W.reshape(W.shape[0], -1), B)
+        if layer is not None:
+            picked.append((node, layer))
+    for node, layer in picked:
+        layer.weight = _nearest_weight(node, weights)
+    out_node = next(n for n in graph.nodes if n.op == "output")
+    original = out_node.args[0]
+    if isinstance(original, torch.fx.Node):
+        out_layer = Layer("output", "output", "output", True, _nearest_weight(out_node, weights))
+    with graph.inserting_before(out_node):
+        clones = [graph.call_method("clone", (n,)) for n, _ in picked]
+        out_node.args = ((original, tuple(clones)),)
+    gm.recompile()
+    names = [layer.name for _, layer in picked]
+
+    def run(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        out, values = gm(x)
+        found = dict(zip(names, values))
+        if isinstance(out, torch.Tensor):
+            found["output"] = out
+        return out, found
+
+    layers = [layer for _, layer in picked]
+    if isinstance(original, torch.fx.Node):
+        layers.append(out_layer)
+    cap = Capture(layers, run, "fx", _unsupported_params(model))
+    cap.chain = sequential_chain(model)
+    return cap
+
+
+def sequential_chain(model: nn.Module) -> tuple | None:
+    """`(weight refs, 1.0, activation)` when `model` is an `nn.Sequential` of `Linear`
+    layers with one positively homogeneous activation type between each two (an affine
+    chain: balancedness and merging are defined), else `None`."""
+    if not isinstance(model, nn.Sequential):
+        return None
+    mods = [m for m in model if not isinstance(m, nn.Dropout | nn.Identity)]
+    if mods and isinstance(mods[0], nn.Flatten):
+        mods = mods[1:]
+    if len(mods) < 3 or len(mods) % 2 == 0:
+        return None
+    linears, acts = mods[0::2], mods[1::2]
+    if not all(type(m) is nn.Linear for m in linears):
+        return None
+    if not all(isinstance(a, HOMOGENEOUS) and _same_act(a, acts[0]) for a in acts):
+        return None
+    refs = []
+    for i, m in enumerate(linears):
+        b = m.bias.detach() if m.bias is not None else torch.zeros(m.out_features)
+        refs.append(WeightRef(_child_name(model, m) or str(i), m.weight.detach(), b))
+    return refs, 1.0, acts[0]
+
+
+def _same_act(a: nn.Module, b: nn.Module) -> bool:
+    """One activation function for the whole chain (a PReLU's slope is a parameter)."""
+    if type(a) is not type(b) or isinstance(a, nn.PReLU):
+        return False
+    return getattr(a, "negative_slope", None) == getattr(b, "negative_slope", None)
+
+
+def _child_name(model: nn.Module, m: nn.Module) -> str | None:
+    return next((n for n, c in model.named_children() if c is m), None)
+
+
+def _is_attr(n: object) -> bool:
+    return isinstance(n, torch.fx.Node) and n.op == "get_attr"
+
+
+def _fetch(gm: nn.Module, target: str) -> torch.Tensor:
+    obj: object = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    assert isinstance(obj, torch.Tensor)
+    return obj
+
+
+def _nearest_weight(node: torch.fx.Node, weights: dict[torch.fx.Node, WeightRef]):
+    """The weight node closest upstream of `node` (breadth first), `None` if none."""
+    frontier, seen = [node], {node}
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for a in n.all_input_nodes:
+                if a in weights:
+                    return weights[a]
+                if a not in seen:
+                    seen.add(a)
+                    nxt.append(a)
+        frontier = nxt
+    return None
+
+
+# --- forward hooks --------------------------------------------------------------------------
+
+
+def _is_block(mod: nn.Module) -> bool:
+    """Residual blocks by their class name (`BasicBlock`, `Bottleneck`, `ResBlock`...):
+    without a graph, the skip connection itself is invisible."""
+    name = type(mod).__name__.lower()
+    return any(k in name for k in ("block", "bottleneck", "residual"))
+
+
+def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
+    acts = [(n, m) for n, m in model.named_modules() if n and isinstance(m, ACTIVATIONS)]
+    blocks = [(n, m) for n, m in model.named_modules() if n and _is_block(m)]
+    wmods = [(n, m) for n, m in model.named_modules() if isinstance(m, WEIGHT_MODULES)]
+    layers: list[Layer] = []  # filled, in call order, by the first batch
+    index: set[str] = set()
+    store: dict[str, torch.Tensor] = {}
+    state = {"last_weight": None, "seen": {}}
+
+    def on_weight(name: str):
+        def hook(mod, inp, out):
+            state["last_weight"] = _weight_of_module(name, mod)
+
+        return hook
+
+    def on_layer(name: str, kind: str, mod: nn.Module):
+        def hook(_mod, inp, out):
+            key = _unique(name, state["seen"])
+            if key not in index:
+                index.add(key)
+                hom = isinstance(mod, HOMOGENEOUS) or kind == "block"
+                layers.append(Layer(key, kind, type(mod).__name__, hom, state["last_weight"]))
+            if isinstance(out, torch.Tensor):
+                store[key] = out.detach().clone()
+
+        return hook
+
+    for n, m in wmods:
+        m.register_forward_hook(on_weight(n))
+    for n, m in acts:
+        m.register_forward_hook(on_layer(n, "activation", m))
+    for n, m in blocks:
+        m.register_forward_hook(on_layer(n, "block", m))
+
+    def run(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        store.clear()
+        state["seen"] = {}
+        state["last_weight"] = None
+        out = model(x)
+        if "output" not in index and isinstance(out, torch.Tensor):
+            index.add("output")
+            layers.append(Layer("output", "output", "output", True, state["last_weight"]))
+        if isinstance(out, torch.Tensor):
+            store["output"] = out.detach()
+        return out, dict(store)
+
+    cap = Capture(layers, run, "hooks", _unsupported_params(model), fx_error=fx_error)
+    cap.chain = sequential_chain(model)
+    return cap
+
+
+def capture(model: nn.Module, method: str = "auto") -> Capture:
+    """The capture of `model`: its adapter when it is one of ours, else `torch.fx`, else
+    forward hooks (`method`: `auto`, `fx` or `hooks`).
+
+    Raises:
+        CaptureError: `fx` asked and the model does not trace.
+    """
+    from bottlenecklab.probe._adapters import adapter_for
+
+    if method == "auto":
+        adapted = adapter_for(model)
+        if adapted is not None:
+            return adapted
+    fx_error = None
+    if method in ("auto", "fx"):
+        try:
+            return _fx_capture(model)
+        except Exception as e:  # any tracing failure: fall back to hooks
+            fx_error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            if method == "fx":
+                raise CaptureError(f"torch.fx cannot trace the model ({fx_error})") from None
+    return _hook_capture(model, fx_error or "hooks asked")

@@ -1,0 +1,521 @@
+"""`BottleneckProbe`: the theory's per-layer quantities on any PyTorch model (spec
+`probe.md`), every one computed by `measure`'s layer-level core
+(`RepresentationAccumulator`, `weight_quantities`, `ntk_trace_terms`, `balance_residuals`,
+`jacobian_rank_log_det`), the same code the experiments' tables use."""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import math
+import statistics
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from bottlenecklab import measure, theory
+from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture
+
+__all__ = ["COLUMNS", "RANK_RULE", "BottleneckProbe", "ProbeError"]
+
+# Decision: the representation rank counts singular values above 0.1 x the largest (the
+# scale of paper 001 Fig 1's weight cut). At the spec's 1e-3 (kept for the Jacobian rank) a
+# network trained for finite time counts its slowly decaying tail: a digits MLP trained with
+# weight decay has 4 dominant singular values in its middle layers (stable rank 3.5-4) and a
+# tail at 1e-2..1e-3 that makes its 1e-3-rank 21-28 of 32. A planted exact rank is the same
+# at either cut.
+BOTTLENECK_REL = 0.1
+RANK_RULE = (
+    "rank = number of singular values of the centred representation above rank_rel "
+    "(default 0.1) x the largest; the bottleneck layers are the hidden layers (not input, "
+    "not output) whose rank equals the minimum over depth, and that minimum is the measured "
+    "bottleneck rank; the Jacobian rank uses the spec's 1e-3"
+)
+COLUMNS = {
+    "layer_id": "position in depth (0 = input)",
+    "name": "module path of the layer (fx/hooks) or its position (our models' adapters)",
+    "kind": "input | activation | block (residual join) | representation | output",
+    "op": "the module or function whose output is captured",
+    "read_as": "flatten (a sample's feature map is one row) or channel (one row per position)",
+    "n_samples": "rows of the representation (samples, or samples x positions)",
+    "width": "features per row",
+    "rank": "numerical rank of the representation A (s_i > rank_rel s_1, see rank_rule)",
+    "stable_rank": "||A||_*^2 / ||A||_F^2 (paper 000, Prop 1); WeightWatcher's stable_rank is "
+    "the weight's ||W||_F^2 / ||W||_2^2, not this",
+    "rank_centered": "numerical rank of A - mean(A)",
+    "stable_rank_centered": "stable rank of A - mean(A)",
+    "top_sv": "largest singular values of A",
+    "coi": "cost of identity ||A||^2_K, gamma = 0, S = [relu(A), 1] (paper 000, §1.4)",
+    "coi_gamma": "relaxed cost of identity ||A||^2_{K + gamma I}, gamma = gamma0 ||K||_op",
+    "coi_gamma_nobias": "the same with S = relu(A)",
+    "weight": "the Linear/Conv weight feeding the layer (nearest upstream)",
+    "N": "larger dimension of that weight (WeightWatcher's N)",
+    "M": "smaller dimension of that weight (WeightWatcher's M)",
+    "W_rank": "singular values of W above 0.1 (paper 001, Fig 1)",
+    "W_spikes": "singular values standing out: i of the largest gap s_i/s_{i+1} >= 3, else 0",
+    "W_dk_sq": "d_k(W)^2 at k = the bottleneck rank (paper 001, Thm 15)",
+    "balance_residual": "sum_i |in_i - out_i| / ||W_{l+1}||^2 of the layer's neurons (001 §2)",
+    "bottleneck": "the layer is a bottleneck layer (see rank_rule)",
+    "undefined": "quantities reported nan for this layer, with the reason",
+}
+
+
+class ProbeError(Exception):
+    """Input the probe cannot analyse (one line: why)."""
+
+
+def _as_tensor(a: Any, what: str) -> torch.Tensor:
+    try:
+        t = torch.as_tensor(np.asarray(a) if not isinstance(a, torch.Tensor) else a)
+    except (TypeError, ValueError) as e:
+        raise ProbeError(f"{what} is not an array of numbers ({e})") from None
+    if not t.is_floating_point():
+        t = t.to(torch.float64)
+    if t.dim() < 1 or t.shape[0] == 0:
+        raise ProbeError(f"{what} has no samples (shape {tuple(t.shape)})")
+    if not bool(torch.isfinite(t).all()):
+        raise ProbeError(f"{what} holds NaN or infinite values")
+    return t
+
+
+class BottleneckProbe:
+    """Does a network have a bottleneck, where, of which rank (spec `probe.md`)?
+
+    Args:
+        model: any `nn.Module` mapping a batch `[b, ...]` to `[b, ...]`; not modified (a
+            float64 copy on `device` is analysed).
+        X: inputs `[N, ...]` (tensor or array) or an iterable of batches (a `DataLoader`
+            yielding tensors or `(x, y)` pairs).
+        Y: targets `[N, d_out]` (with `lam`: the regularized loss and the certificate).
+        lam: weight decay `lambda` of the training loss; cost: `mse` or `cross_entropy`.
+        layers: `auto` (every activation, residual join and the output), a glob or a list
+            of names/globs, or module classes (a type filter on `op`).
+        conv: `flatten` (a feature map is one row per sample) or `channel`.
+        device: `cpu`, `cuda` or `auto`; batch_size: rows per forward pass of `X`.
+        max_rows: rows kept exactly per layer before second moments (`measure.MAX_ROWS`).
+        jacobian_points: the first rows of `X` used for Jacobians and the NTK trace.
+        rank_rel: relative cut-off of the representation rank (`RANK_RULE`).
+        capture_method: `auto`, `fx` or `hooks`; progress: a bar (`None`: on a terminal).
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        X: Any,
+        Y: Any = None,
+        lam: float | None = None,
+        cost: str = "mse",
+        layers: str | Sequence[str] | type | tuple[type, ...] = "auto",
+        *,
+        conv: str = "flatten",
+        device: str = "cpu",
+        batch_size: int = 2048,
+        max_rows: int = measure.MAX_ROWS,
+        gamma0: float = measure.GAMMA0,
+        top: int = 10,
+        jacobian_points: int = 256,
+        rank_rel: float = BOTTLENECK_REL,
+        capture_method: str = "auto",
+        progress: bool | None = None,
+    ) -> None:
+        if conv not in ("flatten", "channel"):
+            raise ProbeError(f"conv must be 'flatten' or 'channel', got {conv!r}")
+        if cost not in ("mse", "cross_entropy"):
+            raise ProbeError(f"cost must be 'mse' or 'cross_entropy', got {cost!r}")
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise ProbeError("device cuda asked but no CUDA device is available")
+        self.model, self.cost, self.lam, self.layers = model, cost, lam, layers
+        self.conv, self.device, self.batch_size = conv, torch.device(device), batch_size
+        self.max_rows, self.gamma0, self.top, self.rank_rel = max_rows, gamma0, top, rank_rel
+        self.jacobian_points, self.capture_method, self.progress = (
+            jacobian_points,
+            capture_method,
+            progress,
+        )
+        self.loader = None
+        if isinstance(X, torch.Tensor | np.ndarray | list):
+            self.X = _as_tensor(X, "X")
+        else:
+            self.X, self.loader = None, X
+        self.Y = None if Y is None else _as_tensor(Y, "Y")
+        if self.Y is not None and self.X is not None and len(self.Y) != len(self.X):
+            raise ProbeError(f"X has {len(self.X)} samples but Y has {len(self.Y)}")
+        self._table: pd.DataFrame | None = None
+        self._summary: dict[str, Any] | None = None
+
+    # --- data ----------------------------------------------------------------------------
+    def _batches(self) -> Iterator[torch.Tensor]:
+        if self.X is not None:
+            for i in range(0, len(self.X), self.batch_size):
+                yield self.X[i : i + self.batch_size]
+            return
+        for b in self.loader:
+            x = b[0] if isinstance(b, list | tuple) else b
+            yield _as_tensor(x, "a batch of X")
+
+    def _n_batches(self) -> int | None:
+        if self.X is not None:
+            return math.ceil(len(self.X) / self.batch_size)
+        try:
+            return len(self.loader)
+        except TypeError:
+            return None
+
+    def _head(self) -> torch.Tensor:
+        """The first `jacobian_points` rows of `X` (float64, on the device)."""
+        rows, n = [], 0
+        for x in self._batches():
+            rows.append(x)
+            n += len(x)
+            if n >= self.jacobian_points:
+                break
+        return torch.cat(rows)[: self.jacobian_points].to(self.device, torch.float64)
+
+    # --- layers --------------------------------------------------------------------------
+    def _selected(self, layer: Layer) -> bool:
+        sel = self.layers
+        if sel == "auto" or layer.kind in ("input", "output") and sel == "auto":
+            return True
+        if isinstance(sel, type) or (
+            isinstance(sel, tuple) and all(isinstance(t, type) for t in sel)
+        ):
+            types = sel if isinstance(sel, tuple) else (sel,)
+            return any(layer.op == t.__name__ for t in types)
+        globs = [sel] if isinstance(sel, str) else list(sel)
+        return any(fnmatch.fnmatchcase(layer.name, g) for g in globs)
+
+    def _rows(self, t: torch.Tensor, b: int) -> torch.Tensor | str:
+        """A captured tensor `[b, ...]` as rows, or the reason it cannot be read."""
+        if not isinstance(t, torch.Tensor) or t.dim() < 1 or t.shape[0] != b:
+            shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            return f"output {shape} is not a [batch, ...] tensor of the {b} inputs"
+        if not t.is_floating_point():
+            return f"output of dtype {t.dtype} is not a representation"
+        if t.dim() >= 3 and self.conv == "channel":
+            return t.movedim(1, -1).reshape(-1, t.shape[1])
+        return t.reshape(b, -1)
+
+    # --- analysis ------------------------------------------------------------------------
+    def analyze(self) -> pd.DataFrame:
+        """One row per analysed layer, in depth order (columns: `COLUMNS`; the rank rule
+        and the column meanings are in `table.attrs`)."""
+        if self._table is None:
+            self._analyze()
+        return self._table
+
+    def _analyze(self) -> None:
+        net = copy.deepcopy(self.model).to(device=self.device, dtype=torch.float64).eval()
+        for p in net.parameters():
+            p.requires_grad_(False)
+        cap = capture(net, self.capture_method)
+        accs: dict[str, measure.RepresentationAccumulator] = {}
+        input_acc = measure.RepresentationAccumulator(self.max_rows)
+        skipped: dict[str, str] = dict(cap.skipped)
+        bar = self._bar()
+        seen_samples = 0
+        with torch.no_grad():
+            for x in self._batches():
+                x = x.to(self.device, torch.float64)
+                b = len(x)
+                try:
+                    _, values = cap.run(x)
+                except Exception as e:  # the model cannot run on this data
+                    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                    raise ProbeError(
+                        f"the model fails on X of shape {tuple(x.shape)}: {msg}"
+                    ) from None
+                input_acc.update(x.reshape(b, -1))
+                for layer in cap.layers:
+                    if not self._selected(layer) or layer.name in skipped:
+                        continue
+                    rows = self._rows(values.get(layer.name), b)
+                    if isinstance(rows, str):
+                        skipped[layer.name] = rows
+                        accs.pop(layer.name, None)
+                        continue
+                    if not bool(torch.isfinite(rows).all()):
+                        raise ProbeError(f"layer {layer.name} gives NaN or infinite values")
+                    accs.setdefault(layer.name, measure.RepresentationAccumulator(self.max_rows))
+                    accs[layer.name].update(rows)
+                seen_samples += b
+                if bar is not None:
+                    bar.update(1)
+        if bar is not None:
+            bar.close()
+        if seen_samples == 0:
+            raise ProbeError("X has no samples")
+        layers = [layer for layer in cap.layers if layer.name in accs]
+        if not layers or all(layer.kind == "output" for layer in layers):
+            why = (
+                f"the layer filter {self.layers!r} matches none of "
+                f"{[layer.name for layer in cap.layers]}"
+                if cap.layers and self.layers != "auto"
+                else "no activation, residual block or adapter layer found "
+                f"(capture: {cap.method}{'; fx: ' + cap.fx_error if cap.fx_error else ''})"
+            )
+            raise CaptureError(why)
+        rows = [self._input_row(input_acc)]
+        for layer in layers:
+            rows.append(self._layer_row(layer, accs[layer.name]))
+        table = pd.DataFrame(rows)
+        for col in ("top_sv", "W_top_sv", "weight", "N", "M", "undefined"):
+            if col not in table.columns:
+                table[col] = None
+        for col in ("top_sv", "W_top_sv"):  # parquet: one list type per column
+            table[col] = [v if isinstance(v, list) else [] for v in table[col]]
+        table.insert(0, "layer_id", range(len(table)))
+        hidden = table["kind"].isin(["activation", "block", "representation"])
+        k = int(table.loc[hidden, "rank_centered"].min()) if hidden.any() else None
+        table["bottleneck"] = hidden & (table["rank_centered"] == k)
+        table["W_dk_sq"] = [self._dk(layer, k) for layer in [None] + layers]
+        self._balance(table, cap, layers)
+        table.attrs = {
+            "rank_rule": RANK_RULE,
+            "rank_rel": self.rank_rel,
+            "columns": COLUMNS,
+            "capture": cap.method,
+        }
+        self._table, self._cap, self._net, self._k = table, cap, net, k
+        self._skipped = [{"name": n, "reason": r} for n, r in skipped.items()]
+
+    def _bar(self):
+        show = self.progress if self.progress is not None else sys.stderr.isatty()
+        if not show:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=self._n_batches(), desc="probe", unit="batch", leave=False)
+
+    def _input_row(self, acc: measure.RepresentationAccumulator) -> dict[str, Any]:
+        row = {"name": "input", "kind": "input", "op": "", "read_as": "flatten"}
+        return {
+            **row,
+            **acc.quantities(gamma0=self.gamma0, top=self.top, rank_rel=self.rank_rel),
+            "weight": None,
+        }
+
+    def _layer_row(self, layer: Layer, acc: measure.RepresentationAccumulator) -> dict[str, Any]:
+        q = acc.quantities(gamma0=self.gamma0, top=self.top, rank_rel=self.rank_rel)
+        undefined = []
+        if math.isnan(q["coi"]):
+            undefined.append(f"coi: {measure.REASONS['coi_moments']}")
+        if not layer.homogeneous:
+            for key in ("coi", "coi_residual", "coi_gamma"):
+                q[key] = math.nan
+            undefined.append(f"coi, coi_gamma: {measure.REASONS['not_homogeneous']}")
+        row = {
+            "name": layer.name,
+            "kind": layer.kind,
+            "op": layer.op,
+            "read_as": self.conv,
+            **q,
+            "weight": layer.weight.name if layer.weight is not None else None,
+        }
+        if layer.weight is not None:
+            ref = layer.weight
+            row.update(
+                measure.weight_quantities(
+                    None if ref.singular_values is not None else ref.weight,
+                    top=self.top,
+                    singular_values=ref.singular_values,
+                    shape=ref.shape,
+                )
+            )
+        row["undefined"] = "; ".join(undefined)
+        return row
+
+    def _dk(self, layer: Layer | None, k: int | None) -> float:
+        if layer is None or layer.weight is None or k is None:
+            return math.nan
+        W = layer.weight.weight
+        if layer.weight.singular_values is not None or k > min(W.shape):
+            return math.nan
+        return theory.partial_isometry_distance_sq(W, k)
+
+    def _balance(self, table: pd.DataFrame, cap: Capture, layers: list[Layer]) -> None:
+        table["balance_residual"] = math.nan
+        if cap.chain is None:
+            return
+        refs = cap.chain[0]
+        res = measure.balance_residuals([r.weight for r in refs], [r.bias for r in refs])
+        by_weight = {r.name: res["per_neuron"][i] for i, r in enumerate(refs[:-1])}
+        for i, layer in enumerate([None] + layers):
+            if layer is not None and layer.weight is not None and layer.kind != "output":
+                table.loc[i, "balance_residual"] = by_weight.get(layer.weight.name, math.nan)
+
+    # --- model-level quantities ----------------------------------------------------------
+    def _jacobians(self) -> dict[str, Any]:
+        X = self._head()
+        f = self._cap.function or self._net
+        try:
+            with torch.enable_grad():
+                J = measure.function_jacobians(f, X)
+        except Exception:  # not vmappable (data-dependent control flow...): row by row
+            J = _autograd_jacobians(f, X)
+        J = J.reshape(len(X), -1, X[0].numel())
+        s = measure.jacobian_singular_values(J.cpu())
+        ranks, logs = zip(*(measure.jacobian_rank_log_det(row) for row in s))
+        return {
+            "jacobian_points": len(X),
+            "jacobian_sv_median": np.median(s, axis=0).tolist(),
+            "jacobian_rank": int(statistics.median(ranks)),
+            "jacobian_rank_max": int(max(ranks)),
+            "log_det_J_median": float(statistics.median(logs)),
+        }
+
+    def _ntk(self) -> tuple[float | None, str | None]:
+        X = self._head()
+        if self._cap.ntk is not None:
+            return float(self._cap.ntk(X.cpu()).mean()), None
+        tr = _linear_ntk_trace(self._net, X)
+        if isinstance(tr, str):
+            return None, tr
+        return float(tr.mean()), None
+
+    def summary(self) -> dict[str, Any]:
+        """`bottleneck_rank`, `bottleneck_layers`, `verdicts`, `skipped` (every layer not
+        analysed, with its reason), Jacobian and NTK figures, the regularized loss when `Y`
+        and `lam` are given, and `certificate`."""
+        if self._summary is not None:
+            return self._summary
+        table = self.analyze()
+        hidden = table[table["kind"].isin(["activation", "block", "representation"])]
+        k = self._k
+        out_rows = table[table["kind"] == "output"]
+        r_in = int(table.loc[0, "rank_centered"])
+        r_out = int(out_rows["rank_centered"].iloc[0]) if len(out_rows) else None
+        ntk, ntk_reason = self._ntk()
+        s: dict[str, Any] = {
+            "model": type(self.model).__name__,
+            "capture": self._cap.method,
+            "fx_error": self._cap.fx_error,
+            "n_samples": int(table.loc[0, "n_samples"]),
+            "layers_analysed": int(len(hidden)),
+            "bottleneck_rank": k,
+            "bottleneck_layers": hidden.loc[hidden["bottleneck"], "name"].tolist(),
+            "rank_rule": RANK_RULE,
+            "rank_rel": self.rank_rel,
+            "input_rank": r_in,
+            "output_rank": r_out,
+            **self._jacobians(),
+            "ntk_trace_mean": ntk,
+            "ntk_trace_undefined": ntk_reason,
+            "skipped": self._skipped,
+        }
+        ends = [r for r in (r_in, r_out) if r is not None]
+        at = ", ".join(s["bottleneck_layers"])
+        widths = hidden.loc[hidden["bottleneck"], "width"]
+        if k == 0:
+            verdict = f"collapsed: the representation at {at} is constant over the data (rank 0)"
+        elif k <= min(ends) and k < int(widths.min()):
+            verdict = (
+                f"bottleneck: rank {k} at {at}, at most the input rank {r_in} and the output "
+                f"rank {r_out}, below the layer width {int(widths.min())}"
+            )
+        elif k < int(widths.min()):
+            verdict = (
+                f"low rank but no bottleneck: the smallest hidden rank {k} (at {at}) is below "
+                f"the width {int(widths.min())} but above min(input rank {r_in}, output rank "
+                f"{r_out})"
+            )
+        else:
+            verdict = f"no bottleneck: the smallest hidden rank {k} is the full width"
+        s["verdicts"] = {"bottleneck": verdict}
+        s["loss"] = None
+        if self.Y is not None and self.lam is not None and self.X is not None:
+            s["loss"] = measure.regularized_loss(self.model, self.X, self.Y, self.lam, self.cost)
+        # The convergence certificate (spec `convergence.md`) when the loss is known.
+        s["certificate"] = None
+        if self.Y is not None and self.lam is not None and self.X is not None:
+            cert = measure.certify(self.model, (self.X, self.Y), self.lam, cost=self.cost)
+            s["certificate"] = {
+                **cert.scalars(prefix=""),
+                "kinks_per_layer": list(cert.kinks),
+                "tau": cert.tau,
+                "threshold": cert.threshold,
+                "converged": cert.converged,
+            }
+            s["verdicts"]["converged"] = (
+                f"{'converged' if cert.converged else 'not converged'}: nonsmooth "
+                f"stationarity {cert.stationarity:.3g} (threshold {cert.threshold:g})"
+            )
+        self._summary = s
+        return s
+
+    # --- outputs -------------------------------------------------------------------------
+    def plot(self, out_dir: str | Path) -> list[Path]:
+        """Rank-vs-depth strip, spectra per layer and the Jacobian spectrum, as PNGs under
+        `out_dir` (created); returns their paths."""
+        # `report` is the one package that imports matplotlib; its probe module imports
+        # nothing of the experiments (import-linter contract).
+        from bottlenecklab.report._probe import probe_figures
+
+        return probe_figures(self.analyze(), self.summary(), Path(out_dir))
+
+    def report(self, out_dir: str | Path) -> Path:
+        """`out_dir/report.html` with the figures beside it (the experiment report's style),
+        plus `layers.parquet` and `summary.json`; returns the page's path."""
+        from bottlenecklab.report._probe import probe_report
+
+        return probe_report(self.analyze(), self.summary(), Path(out_dir))
+
+
+def _autograd_jacobians(f: Any, X: torch.Tensor) -> torch.Tensor:
+    """`[N, d_out, d_in]` by one backward pass per output (samples are independent)."""
+    with torch.enable_grad():
+        x = X.clone().requires_grad_(True)
+        y = f(x).reshape(len(X), -1)
+        rows = [
+            torch.autograd.grad(y[:, c].sum(), x, retain_graph=True)[0].reshape(len(X), -1)
+            for c in range(y.shape[1])
+        ]
+    return torch.stack(rows, dim=1)
+
+
+def _linear_ntk_trace(net: nn.Module, X: torch.Tensor) -> torch.Tensor | str:
+    """`Tr Theta(x, x)` `[n]` of a network whose parameters all sit in `nn.Linear` modules
+    called once each (`measure.ntk_trace_terms`: `J_l` from one backward pass per output
+    through a zero perturbation of each layer's output, never the parameter Jacobian), or
+    the reason it is not defined."""
+    linears = [(n, m) for n, m in net.named_modules() if isinstance(m, nn.Linear)]
+    owned = {id(p) for _, m in linears for p in m.parameters()}
+    if not linears or any(id(p) not in owned for p in net.parameters()):
+        return "NTK trace needs every parameter in an nn.Linear module"
+    inputs: dict[str, torch.Tensor] = {}
+    deltas: dict[str, torch.Tensor] = {}
+    calls: dict[str, int] = {}
+
+    def hook(name: str):
+        def h(mod, inp, out):
+            calls[name] = calls.get(name, 0) + 1
+            inputs[name] = inp[0].detach()
+            deltas[name] = torch.zeros_like(out, requires_grad=True)
+            return out + deltas[name]
+
+        return h
+
+    handles = [m.register_forward_hook(hook(n)) for n, m in linears]
+    try:
+        with torch.enable_grad():
+            y = net(X).reshape(len(X), -1)
+            names = [n for n, _ in linears if n in deltas]
+            if any(calls[n] > 1 for n in names) or any(inputs[n].dim() != 2 for n in names):
+                return "NTK trace needs each nn.Linear applied once to [batch, features]"
+            per_c = [
+                torch.autograd.grad(y[:, c].sum(), [deltas[n] for n in names], retain_graph=True)
+                for c in range(y.shape[1])
+            ]
+    finally:
+        for h in handles:
+            h.remove()
+    jacs = [torch.stack([g[i] for g in per_c], dim=1).cpu() for i in range(len(names))]
+    betas = [1.0 if dict(linears)[n].bias is not None else 0.0 for n in names]
+    return measure.ntk_trace_terms(jacs, [inputs[n].cpu() for n in names], betas)

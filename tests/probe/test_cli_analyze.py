@@ -1,0 +1,139 @@
+"""`bottlenecklab analyze`: the spec's safe formats end to end, and every bad input is one
+line on stderr, exit status 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from bottlenecklab.cli import main
+
+FACTORY = textwrap.dedent(
+    """
+    from torch import nn
+
+    def make_mlp():
+        return nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU(),
+                             nn.Linear(12, 3))
+
+    def make_linear():
+        return nn.Sequential(nn.Linear(5, 3))
+    """
+)
+
+
+def _export(net: nn.Module):
+    """A `torch.export` archive with a dynamic batch dimension (as users should save)."""
+    batch = {"input": {0: torch.export.Dim.DYNAMIC}}
+    return torch.export.export(net, (torch.randn(4, 5),), dynamic_shapes=batch)
+
+
+@pytest.fixture
+def user(tmp_path, monkeypatch):
+    """A user's folder: a factory module, its weights, data files."""
+    (tmp_path / "user_nets.py").write_text(FACTORY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU(), nn.Linear(12, 3))
+    torch.save(net.state_dict(), tmp_path / "w.pt")
+    X = np.random.default_rng(0).standard_normal((40, 5))
+    Y = np.random.default_rng(1).standard_normal((40, 3))
+    np.savez(tmp_path / "d.npz", X=X, Y=Y)
+    torch.export.save(_export(net), tmp_path / "m.pt2")
+    return tmp_path
+
+
+def _run(capsys, *argv) -> tuple[int, str]:
+    rc = main(["analyze", *map(str, argv), "--quiet"])
+    return rc, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model", ["m.pt2", "user_nets:make_mlp"])
+def test_analyze_writes_table_summary_figures_report(user, capsys, model):
+    extra = ["--weights", "w.pt"] if ":" in model else []
+    rc, err = _run(capsys, model, "d.npz", *extra, "--lam", "0.01", "--out", "out")
+    assert rc == 0, err
+    out = user / "out"
+    table = pd.read_parquet(out / "layers.parquet")
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(table) >= 3 and summary["bottleneck_rank"] >= 1
+    assert summary["loss"]["grad_norm"] >= 0
+    cert = summary["certificate"]  # Y and lam given: the convergence certificate
+    assert cert["stationarity"] <= cert["smooth_stationarity"] and cert["threshold"] > 0
+    assert (out / "report.html").is_file() and len(list((out / "figures").glob("*.png"))) == 4
+
+
+BAD = [
+    (["missing.pt2", "d.npz"], "not a readable file"),
+    (["junk.pt2", "d.npz"], "not a torch.export archive"),
+    (["user_nets:make_mlp", "d.npz"], "needs --weights"),
+    (["user_nets:nope", "d.npz", "--weights", "w.pt"], "cannot build"),
+    (["user_nets:make_mlp", "d.npz", "--weights", "junk.pt"], "weights-only"),
+    (["user_nets:make_linear", "d.npz", "--weights", "w.pt"], "does not fit"),
+    (["m.pt2", "missing.npz"], "not a readable file"),
+    (["m.pt2", "nan.npz"], "NaN"),
+    (["m.pt2", "wide.npy"], "fails on X"),
+    (["m.pt2", "d.txt"], "expected one of"),
+    (["m.pt2", "d.npz", "--layers", "nothing*"], "matches none"),
+    (["m.pt2", "x.npy", "--lam", "0.1"], "--lam needs targets"),
+    (["m.pt2", "d.npz", "--device", "cuda:9" if torch.cuda.is_available() else "cuda"], "cuda"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD, ids=[m for _, m in BAD])
+def test_bad_input_is_one_line_exit_2_nothing_written(user, capsys, argv, message):
+    (user / "junk.pt2").write_bytes(b"not a zip")
+    (user / "junk.pt").write_bytes(b"\x80\x04garbage")
+    (user / "d.txt").write_text("1,2\n")
+    X = np.ones((6, 5))
+    X[1, 2] = np.nan
+    np.savez(user / "nan.npz", X=X)
+    np.save(user / "wide.npy", np.ones((6, 7)))
+    np.save(user / "x.npy", np.ones((6, 5)))
+    rc, err = _run(capsys, *argv, "--out", "out")
+    assert rc == 2 and err.startswith("error:") and err.strip().count("\n") == 0, err
+    assert message in err
+    assert not (user / "out").exists()
+
+
+def test_linear_model_has_no_layer(user, capsys):
+    net = nn.Sequential(nn.Linear(5, 3))
+    torch.save(net.state_dict(), user / "lin.pt")
+    rc, err = _run(capsys, "user_nets:make_linear", "d.npz", "--weights", "lin.pt", "--out", "o")
+    assert rc == 2 and "no activation" in err and not (user / "o").exists()
+
+
+@settings(max_examples=15, deadline=None)
+@given(blob=st.binary(max_size=200), suffix=st.sampled_from([".npz", ".npy", ".csv", ".pt"]))
+def test_any_garbage_data_file_is_one_line(tmp_path_factory, blob, suffix):
+    folder = tmp_path_factory.mktemp("garbage")
+    net = nn.Sequential(nn.Linear(5, 4), nn.ReLU(), nn.Linear(4, 2))
+    torch.export.save(_export(net), folder / "m.pt2")
+    (folder / f"d{suffix}").write_bytes(blob)
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(
+            [
+                "analyze",
+                str(folder / "m.pt2"),
+                str(folder / f"d{suffix}"),
+                "--out",
+                str(folder / "out"),
+                "--quiet",
+            ]
+        )
+    if rc != 0:
+        assert rc == 2 and err.getvalue().strip().count("\n") == 0, err.getvalue()
+        assert not (folder / "out").exists()
