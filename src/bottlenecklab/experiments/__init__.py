@@ -6,7 +6,7 @@ machinery (`bottlenecklab.sweeps`) with `run_point`, the one science run functio
 measure one config into a run folder); `run_sweep_spec` does the same for sweep files.
 """
 
-from bottlenecklab.experiments import depth_rank, l2, leaky_resnet, saddles, talk
+from bottlenecklab.experiments._discover import Found, discover
 from bottlenecklab.experiments._findings import FINDINGS, Finding, finding_of
 from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
@@ -33,16 +33,8 @@ from bottlenecklab.experiments._spec import (
 from bottlenecklab.experiments._sweep import run_sweep_spec, sweep_requests
 from bottlenecklab.experiments._verdicts import count_states, judge, state_of, states_line
 
-for _exp in leaky_resnet.EXPERIMENTS:
-    register(_exp)
-for _exp in talk.EXPERIMENTS:
-    register(_exp)
-for _exp in depth_rank.EXPERIMENTS:
-    register(_exp)
-for _exp in saddles.EXPERIMENTS:
-    register(_exp)
-for _exp in l2.EXPERIMENTS:
-    register(_exp)
+for _found in discover():
+    register(_found.experiment)
 
 __all__ = [
     "EXPERIMENTS",
@@ -52,6 +44,7 @@ __all__ = [
     "Claim",
     "Experiment",
     "Finding",
+    "Found",
     "Gate",
     "Measurement",
     "PointResult",
@@ -60,6 +53,7 @@ __all__ = [
     "UnknownExperiment",
     "check_resumable",
     "count_states",
+    "discover",
     "expand_points",
     "finding_of",
     "get",

@@ -1,23 +1,2 @@
-"""Experiments of paper 004 (L2-regularized networks: reformulations, forces, sparsity)."""
-
-from bottlenecklab.experiments.l2 import (
-    attraction_repulsion,
-    bipartite_sparsity,
-    counterexample,
-    one_dim_pruning,
-    reformulation,
-    width_plateau,
-    width_plateau_digits,
-)
-
-EXPERIMENTS = (
-    reformulation.EXPERIMENT,
-    counterexample.EXPERIMENT,
-    one_dim_pruning.EXPERIMENT,
-    bipartite_sparsity.EXPERIMENT,
-    attraction_repulsion.EXPERIMENT,
-    width_plateau.EXPERIMENT,
-    width_plateau_digits.EXPERIMENT,
-)
-
-__all__ = ["EXPERIMENTS"]
+"""`l2/*`: experiments of paper 004 (L2-regularized networks: reformulations, forces,
+sparsity). Every public module defining `EXPERIMENT` is discovered (`_discover`)."""
