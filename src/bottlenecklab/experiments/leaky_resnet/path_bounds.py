@@ -16,9 +16,8 @@ Lab notes: `docs/lab-notes/leaky-resnet.md`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
 from bottlenecklab.experiments._spec import (
