@@ -9,8 +9,10 @@ form, the corrected `sqrt(gamma) c` form, and with one ridge `gamma = 1/L~`) and
 (every layer) hold, all certified (`convergence.md`). The paper's "relatively constant"
 path length (slope <= 0.1) is asserted and is a registered finding (measured 0.34).
 
-Expected (quick preset, the flagship's points L~ = 6, 12, 24): every claim passes except
-the finding `path-length-constant`; ~80-300 s per point on one core.
+Expected (quick preset, the flagship's points L~ = 6, 12, 24): sublinear and B-bounded
+pass, the finding `path-length-constant` fails (slope 0.355); BS-bounded and Thm 4 are
+not-converged at seed 0 (values move over the Newton phase), and Thm 4 (2) holds at 19/30
+layers at L~ = 24. ~80-300 s per point on an idle core.
 Lab notes: `docs/lab-notes/leaky-resnet.md`.
 """
 
