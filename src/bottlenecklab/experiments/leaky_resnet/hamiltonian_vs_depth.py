@@ -2,18 +2,15 @@
 
     bottlenecklab run leaky-resnet/hamiltonian-vs-depth --preset quick
 
-A leaky ResNet is trained on a compositional teacher with bottleneck rank `k*` at several
-effective depths `L~`. The rescaled Hamiltonian `-(2/L~) H` (median over layers) estimates
-`k*`: it approaches `k*` from below as `L~` grows, while the minimal (relaxed) cost of
-identity approaches it from above. Every claim is certified (`convergence.md`); the
-median's change over the last phase at the largest `L~` is reported as its precision.
+Leaky ResNets on a teacher of bottleneck rank `k*` at several `L~`: the median over layers
+of `-(2/L~) H` approaches `k*` from below as `L~` grows, min COI_gamma from above; claims
+certified (`convergence.md`), the median's last-phase change reported as its precision.
 
 Expected (quick preset: teacher [20, 5, 20], k* = 5, w = 40, L = 30, L~ = 6, 12, 18, 24;
 Adam, L-BFGS, trust-region Newton): stationarity 0.06-0.13 (threshold 0.2), median ~4.5
 at L~ = 24; value stability over the Newton phase fails at seed 0 (the median moves 1.29
 and 0.45 at L~ = 6, 12), so `from-below`, `coi-from-above` and `rank-at-largest-leak` are
-not-converged and `test-error` passes. ~80-300 s per point on an idle core.
-Lab notes: `docs/lab-notes/leaky-resnet.md`.
+not-converged, `test-error` passes. ~80-300 s/point idle. `docs/lab-notes/leaky-resnet.md`.
 """
 
 from __future__ import annotations

@@ -2,18 +2,15 @@
 
     bottlenecklab run leaky-resnet/path-bounds --preset quick
 
-Leaky ResNets at several effective depths `L~`: the path length `l_gamma` grows
-sublinearly (`l_gamma / L~` falls, log-log slope <= 1/2), `max||B||` and `max||B^T S||`
-stay bounded (slope <= 1/4), and Thm 4's inequalities (1) (every `L~`, in the paper's
-form, the corrected `sqrt(gamma) c` form, and with one ridge `gamma = 1/L~`) and (2)
-(every layer) hold, all certified (`convergence.md`). The paper's "relatively constant"
-path length (slope <= 0.1) is asserted and is a registered finding (measured 0.34).
+Leaky ResNets at several `L~`: path length sublinear (`l_gamma / L~` falls, slope <= 1/2),
+`max||B||`, `max||B^T S||` bounded (slope <= 1/4), Thm 4 (1) at every `L~` (paper's, the
+corrected `sqrt(gamma) c`, one ridge `1/L~`) and (2) at every layer; certified. The paper's
+"relatively constant" path length (slope <= 0.1) is asserted: a registered finding.
 
 Expected (quick preset, the flagship's points L~ = 6, 12, 24): sublinear and B-bounded
 pass, the finding `path-length-constant` fails (slope 0.355); BS-bounded and Thm 4 are
 not-converged at seed 0 (values move over the Newton phase), and Thm 4 (2) holds at 19/30
-layers at L~ = 24. ~80-300 s per point on an idle core.
-Lab notes: `docs/lab-notes/leaky-resnet.md`.
+layers at L~ = 24. ~80-300 s/point idle. `docs/lab-notes/leaky-resnet.md`.
 """
 
 from __future__ import annotations
