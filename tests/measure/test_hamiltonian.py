@@ -257,3 +257,23 @@ def test_every_quantity_sits_at_its_own_depth(tiny_net, tiny_data):
         np.testing.assert_allclose(table.series(name)[0], p, atol=1e-12)
     # Layer l+1's COI_gamma and layer l's COI are both quantities of A_l: same position.
     assert table.series("coi_gamma")[0][1:] == pytest.approx(table.series("coi")[0][:-1])
+
+
+def test_clarke_column_is_the_clarke_residual_beside_the_plain_one(tiny_net, tiny_data):
+    """`clarke=True` adds `cp_residual_clarke` (`clarke_critical_point_residuals`) and its
+    median to the summary; without it neither appears."""
+    from bottlenecklab.measure import clarke_critical_point_residuals
+
+    X, Y = tiny_data.x_train, tiny_data.y_train
+    table = leaky_resnet_layers(tiny_net, X, Y, LAM, clarke=True)
+    expected = clarke_critical_point_residuals(tiny_net, X, Y, LAM)
+    np.testing.assert_array_equal(table.column("cp_residual_clarke"), expected)
+    eps = np.finfo(np.float64).eps
+    assert np.all(
+        table.column("cp_residual_clarke") <= table.column("cp_residual") * (1 + 1e2 * eps)
+    )
+    summary = hamiltonian_summary(table)
+    assert summary["cp_residual_clarke_median"] == pytest.approx(float(np.median(expected)))
+    plain = leaky_resnet_layers(tiny_net, X, Y, LAM)
+    assert "cp_residual_clarke" not in plain.rows[0]
+    assert "cp_residual_clarke_median" not in hamiltonian_summary(plain)

@@ -125,9 +125,7 @@ def clarke_critical_point_residuals(
                 s[j] = sj
             with KinkMode(tau, s):
                 p = net.forward_path(X)
-            (g,) = torch.autograd.grad(
-                data_cost(p[-1] @ net.pout.T, Y), p[l], create_graph=True
-            )
+            (g,) = torch.autograd.grad(data_cost(p[-1] @ net.pout.T, Y), p[l], create_graph=True)
             r = theory.critical_point_residual(W[l - 1], A_prev[l - 1], -g / lam, leak)
             return r.pow(2)
 
@@ -168,7 +166,14 @@ class LayerTable:
 
 
 def leaky_resnet_layers(
-    model: Any, X: Any, Y: Any, lam: float, *, gamma0: float = 1e-3, top: int = 10
+    model: Any,
+    X: Any,
+    Y: Any,
+    lam: float,
+    *,
+    gamma0: float = 1e-3,
+    top: int = 10,
+    clarke: bool = False,
 ) -> LayerTable:
     """The per-layer table of paper 000's quantities, in float64 on the training set.
 
@@ -184,6 +189,8 @@ def leaky_resnet_layers(
       `coi`, `coi_residual` (`gamma = 0`, with bias, of `A_l`), `coi_nobias`,
       `coi_nobias_residual`; `stable_rank` of `A_l`;
       `cp_residual` = `||W_l - L~ B_l^T S_{l-1}||_F / ||W_l||_F` (0 at a critical point);
+      `cp_residual_clarke` (only with `clarke=True`): the same in its Clarke form
+      (`clarke_critical_point_residuals`: `sigma'(0)` free in `[0, 1]` on the kinks);
       `B_norm` = `||B_l||_F`, `BS_norm` = `||B_l^T S_{l-1}||_F`, `V_norm` = `||V_l||_{K+gamma I}`;
       `negative_mass` = `(||A_l||^2 - ||relu(A_l)||^2) / ||A_l||^2` (Prop 5);
       `W_norm_sq` = `||W_l||_F^2`, `bias_norm_sq` = `||b_l||^2` (Prop 10).
@@ -195,10 +202,13 @@ def leaky_resnet_layers(
         lam: weight decay `lambda > 0`.
         gamma0: relative ridge of the stable quantities
         top: singular values kept per layer.
+        clarke: also compute `cp_residual_clarke` (one small box-constrained minimization
+            per layer with a kink after it: seconds to minutes, see the lab notes).
     """
     leak = float(model.leak)
     if leak <= 0:
         raise ValueError("the Hamiltonian needs an effective depth L~ > 0")
+    cp_clarke = clarke_critical_point_residuals(model, X, Y, lam) if clarke else None
     path, B = momenta(model, X, Y, lam)
     W = model.weights.detach().to(device="cpu", dtype=torch.float64)  # [L, w, w+1]
     rho = model.rho.detach().to(device="cpu", dtype=torch.float64)
@@ -250,6 +260,8 @@ def leaky_resnet_layers(
                 "bias_norm_sq": float(Wl[:, w].pow(2).sum()),
             }
         )
+        if cp_clarke is not None:
+            rows[-1]["cp_residual_clarke"] = float(cp_clarke[l - 1])
         for name, values in (("W", torch.linalg.svdvals(Wl)), ("A", s_A)):
             for i, s in enumerate(values[:top].tolist()):
                 spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
@@ -262,7 +274,8 @@ ILL_CONDITIONED = 1e10  # ~ 1e-6 / eps(float64)
 
 def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
     """Median / min / max over layers of `rank_H` and `rank_H_gamma`, `min coi_gamma`,
-    and the median critical-point residual (paper 000, Fig 1a)."""
+    and the median critical-point residual, also in its Clarke form where the table has it
+    (paper 000, Fig 1a)."""
     out: dict[str, float] = {}
     for name in ("rank_H", "rank_H_gamma"):
         col = table.column(name).tolist()
@@ -271,6 +284,10 @@ def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
         out[f"{name}_max"] = max(col)
     out["coi_gamma_min"] = float(table.column("coi_gamma").min())
     out["cp_residual_median"] = statistics.median(table.column("cp_residual").tolist())
+    if table.rows and "cp_residual_clarke" in table.rows[0]:
+        out["cp_residual_clarke_median"] = statistics.median(
+            table.column("cp_residual_clarke").tolist()
+        )
     # Conditioning of the relaxed kernels (S^T S + gamma I): above ILL_CONDITIONED the
     # relaxed COI and kinetic terms keep fewer than ~6 of float64's digits; flagged, not hidden.
     out["kernel_cond_max"] = float(table.column("kernel_cond").max())

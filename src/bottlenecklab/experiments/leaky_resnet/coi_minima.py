@@ -2,36 +2,14 @@
 
     bottlenecklab run leaky-resnet/coi-minima --preset quick
 
-Prop 1: the bias-free cost of identity `||A||^2_{K-bar}` is at least the stable rank
-`||A||_*^2 / ||A||_F^2`; checked on random matrices of several kinds (Gaussian, sparse,
-low rank, non-negative low rank; `theory.prop1_sweep`), where the COI is finite (the
-columns of `A` lie in the range of `relu(A)`; the others are kept with `finite = False`:
-there the COI is infinite and the bound trivial). For non-negative `A` the COI equals the
-rank (§1.4).
+Prop 1: the bias-free cost of identity is at least the stable rank, on random matrices of
+several kinds (`theory.prop1_sweep`); for non-negative `A` the COI equals the rank. Prop 2:
+minimizing the relaxed COI at fixed Frobenius norm from Gaussian starts
+(`theory.coi_minima`) ends at non-negative representations whose COIs (with and without
+bias) are integers equal to their rank. Tables: `prop1`, `coi_minima`, `coi_history`.
 
-Prop 2: stable local minima of the COI with bias are non-negative with
-`COI = COI-bar = rank`. The relaxed COI (`gamma = gamma0 ||K||_op`) is minimized with Adam
-from Gaussian starts at a fixed Frobenius norm (`theory.coi_minima`; without the fixed
-norm the ridge makes zero the only minimum); the end points should be non-negative, with
-both COIs within a tolerance of an integer equal to the numerical rank (singular values
-above `sqrt(gamma0) s_1`, the scale the ridge resolves).
-
-Tables (`PointResult.tables`):
-- `prop1`: one row per random matrix, `{"kind": str, "index": int, "n": int, "w": int,
-  "finite": bool, "coi": float (nan where infinite), "stable_rank": float, "rank": int}`.
-- `coi_minima`: one row per start, `{"start": int, "rank": int, "coi": float,
-  "coi_bar": float, "negative_mass": float}`.
-- `coi_history`: the minimization, `{"start": int, "step": int, "coi": float}`.
-
-Measured (quick preset, 5/5 claims pass; 5 min 11 s wall, 34 s CPU, at load 24-26 on 2
-shared cores): `prop1-bound` smallest COI - stable rank -1.4e-15 over the 633 of 800
-random matrices with a finite COI (>= -1e-8: equality, to round-off, for rank one);
-`nonneg-coi-is-rank` 3.4e-11 over 200 non-negative matrices (<= 1e-6);
-`minima-non-negative` 9.7e-8 (<= 1e-6); the 8 end points have ranks 4 (6 starts), 5 and 6
-with `minima-coi-is-rank` 0.0062 and `minima-coi-bar-is-rank` 0.0034 (<= 0.05). Each claim
-fails on a wrong input (`tests/experiments/test_leaky_resnet_theory.py`): a COI function
-that halves the COI (Prop 1 and COI = rank), a minimizer that returns its Gaussian start
-(non-negativity and COI = rank).
+Expected (quick preset): 5/5 claims pass (theory claims, no certificate); ~1-5 min wall.
+Lab notes: `docs/lab-notes/leaky-resnet.md`, `docs/leaky-resnet-theory.md`.
 """
 
 from __future__ import annotations

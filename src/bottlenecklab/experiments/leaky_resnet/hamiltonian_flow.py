@@ -2,55 +2,14 @@
 
     bottlenecklab run leaky-resnet/hamiltonian-flow --preset quick
 
-Shoots representation geodesics from lifted inputs `A_0 = X Pin^T` by integrating the
-Hamiltonian system (code orientation, `theory.vector_field`) with RK4 at doubling step
-counts, and checks that `H` is conserved: at fourth order on a path that crosses no ReLU
-kink (`theory.kink_free_start`: `relu(A_0) + offset` with a small non-negative momentum;
-crossings are counted and must be 0), at first order on a generic path
-(`theory.generic_start`) whose entries cross zero, and to RK4 accuracy on the same generic
-path when every step is cut at the crossings (`theory.hamiltonian_flow_located`). It also
-integrates the forward ODE with smooth random weights `W_p = Wa + p Wb` to check the two
-symmetries of §1.2 (`theory.symmetry_errors`): stretching the range to `[0, c]` with leak
-`L~/c` (same path, on an independent grid; parameter norm by Simpson's rule against the
-closed form divided by `c`), and raising the leak by `c` for bias-free weights (path times
-`exp(-c p)`). Drifts are `max_p |H_p - H_0| / |H_0|` (`theory.hamiltonian_drift`).
+Integrates the Hamiltonian system (`theory.vector_field`) from lifted inputs with RK4 at
+doubling step counts: `H` is conserved at fourth order on a kink-free path, at first order
+on a generic path whose entries cross zero, and to RK4 accuracy when the steps are cut at
+the crossings. Also checks the integration-range and output-scaling symmetries of §1.2
+(`theory.symmetry_errors`). Tables: `refinement` (per path and step count) and `drift`.
 
-Tables (`PointResult.tables`):
-- `refinement`: one row per path and step count, `{"path": "smooth" | "kinked" |
-  "located", "steps": int, "drift": float (max over p), "drift_end": float (signed, at
-  p = 1), "crossings": int (located ones for "located")}`.
-- `drift`: the drift series, `{"path": str, "steps": int, "p": float, "drift": float}`.
-
-The generic path's drift does not halve at every step doubling, and there is no plateau.
-Investigated on the quick preset's generic path (N = 100, w = 30, L~ = 2): the sign
-crossings are 1346 at every step count from 50 to 12 800 (no chattering or sliding along
-a kink: `dA/dp` is continuous, entries cross zero transversally); the signed end drift
-times the step count is -0.043, -0.078, +0.028, -0.045, +0.051, -0.059, -0.006, +0.088,
-+0.053 at 50, 100, ..., 12 800 steps, i.e. first order with a coefficient that changes sign
-erratically; the max drift is 8.6e-4, 9.9e-4, 3.7e-4, 1.2e-4, 9.0e-5, 6.6e-5, 1.2e-5,
-1.9e-5, 5.9e-6 (drift(2n)/drift(n) = 1.15, 0.37, 0.33, 0.74, 0.73, 0.18, 1.56, 0.31): the
-"plateau near 7e-5" beyond 400 steps was this scatter, not a floor. Cause: a step that
-contains a crossing makes an error `h Delta e(theta)` where `e` is RK4's sawtooth of the
-crossing's phase `theta` inside the step (mean 0, see `theory._conservation`); the phases
-of the 1346 crossings reshuffle at each refinement. Not round-off (the drifts are 1e6
-times above it) and not a bug of the field at `A = 0`: cutting the steps at the crossings
-conserves `H` to 1.3e-8 at 25 steps (2.3e-9 at 50, 7.0e-10 at 100) on the same path. So
-the claims are a first-order log-log slope of the drift against the step over the whole
-refinement (window 0.6-1.4: over 8 other momentum seeds at the quick size the slope was
-0.84-1.19, and drift(2n)/drift(n) ranged over 0.11-1.49), the drift bound at the finest
-step, and the located integration's bound; the per-doubling ratios are reported in the
-slope claim's `measured` text.
-
-Measured (quick preset, 8/8 claims pass; 47 s wall, 10.3 s CPU, at load 22-24 on 2 shared
-cores): `rk4-order` 18.1 (last doubling 80 -> 160 steps, in [12, 20]); `rk4-every-doubling`
-18.1 (ratios 24.8, 22.0, 19.7, 18.1: fourth order reached from above, each >= 12; 0
-crossings); `kinked-drift` 6.6e-5 at 1600 steps (<= 1e-3); `kinked-first-order` slope 0.87
-(in [0.6, 1.4]; 1346 crossings; drift(2n)/drift(n) = 1.15, 0.37, 0.33, 0.74, 0.73);
-`kinked-located` 1.3e-8 at 25 steps, 1346 crossings located (<= 1e-6); `range-symmetry`
-3.6e-8, `range-norm` 4e-16, `output-scaling` 2.5e-11 (each <= 1e-6). Each claim fails on
-a wrong input (`tests/experiments/test_leaky_resnet_theory.py`): a field with the `+L~ B`
-sign flipped or a wrong leak on the decay term (the five conservation claims), a stretch
-without the `1/c` (both range claims), a leak shift off by 10 % (output scaling).
+Expected (quick preset): 8/8 claims pass (theory claims, no certificate); ~1 min wall.
+Lab notes: `docs/lab-notes/leaky-resnet.md`, `docs/leaky-resnet-theory.md`.
 """
 
 from __future__ import annotations
