@@ -52,8 +52,8 @@ class Config:
         n_paths: samples whose paths are kept for the PCA figure.
         timing_repeats: pairs of alternating timing blocks (median taken).
         certify: the convergence certificate (`_common.LEAKY_GATE`: stationarity <= 0.2,
-            what Newton-converged leaky ResNets reach at the kinks; earlier state at the
-            end of L-BFGS).
+            what Newton-converged leaky ResNets reach at the kinks; earlier state in the
+            middle of the stalled Newton phase).
     """
 
     task: TeacherConfig = TeacherConfig(

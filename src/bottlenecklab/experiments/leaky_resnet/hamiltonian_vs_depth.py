@@ -63,9 +63,9 @@ class Config:
             20-dimensional input allow — it measures ~0.36).
         certify: the convergence certificate of every claim (spec `convergence.md`):
             nonsmooth stationarity <= 0.2 of the regularization force — converged quick
-            networks reach 0.10-0.13 at the kinks and no method goes lower, untrained ones
-            > 100 (`_common.LEAKY_GATE`); the earlier state is the end of L-BFGS (`earlier
-            = 0.0`: the Newton phase stops early when it stalls).
+            networks reach 0.06-0.13 at the kinks and no method goes lower, untrained ones
+            16-19 (`_common.LEAKY_GATE`); the earlier state is the middle of the Newton
+            phase, where it has stalled (`earlier = 0.5`).
         clarke: add the Clarke-form critical-point residual to the layer table
             (`cp_residual_clarke`; seconds per measurement at the quick size).
     """

@@ -60,8 +60,8 @@ class Config:
             at most this (a registered finding: measured 0.34).
         per_layer_fraction: required fraction of layers where Thm 4 (2) holds.
         certify: the convergence certificate (`_common.LEAKY_GATE`: stationarity <= 0.2,
-            what Newton-converged quick networks reach at the kinks; earlier state at the
-            end of L-BFGS).
+            what Newton-converged quick networks reach at the kinks; earlier state in the
+            middle of the stalled Newton phase).
     """
 
     task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
