@@ -139,6 +139,67 @@ def test_the_slide_is_not_measured_without_a_flat_net() -> None:
     assert not got["deep-affine-rank-1"].passed
 
 
+# ---------------------------------------------------------------- newtonian-cnn
+
+
+def _cnn(**over: float) -> list[PointResult]:
+    scalars = {
+        "middle_layers": 3.0,
+        "middle_low_mode_layers": 2.0,
+        "baseline_test_cost": 0.35,
+        "relative_test_cost": 0.1,
+    }
+    scalars.update(over)
+    return [_point({}, **scalars)]
+
+
+@pytest.mark.parametrize(
+    "over, verdicts",
+    [
+        ({}, {"next-step": True, "middle-low-modes": True}),
+        ({"relative_test_cost": 0.3}, {"next-step": False, "middle-low-modes": True}),
+        ({"middle_low_mode_layers": 1.0}, {"next-step": True, "middle-low-modes": False}),
+    ],
+)
+def test_newtonian_claims(over, verdicts) -> None:
+    exp = get("talk/newtonian-cnn")
+    got = {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), _cnn(**over))}
+    assert got == verdicts
+
+
+# ---------------------------------------------------------------- untrained networks
+
+UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
+TRAINED_CLAIMS = {
+    "talk/tripoints": ("shallow-tripoint", "deep-affine-rank-1", "rank1-no-tripoint"),
+    "talk/newtonian-cnn": ("next-step", "middle-low-modes"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAINED_CLAIMS))
+def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_path) -> None:
+    """Claims about trained networks go through the certificate: no training step at all
+    leaves every one of them `not-converged` (the slide's statement on 1-D affine nets may
+    instead be `not-measured`: a random net's middle representation is not 1-D)."""
+    exp = get(name)
+    cfg = resolve_config(exp, "smoke", UNTRAINED)
+    record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
+    assert record.claims and all(p.steps == 0 for p in record.points)
+    states = {c.id: c.state for c in record.claims}
+    for cid in TRAINED_CLAIMS[name]:
+        ok = {"not-converged", "not-measured"} if cid == "rank1-no-tripoint" else {"not-converged"}
+        assert states[cid] in ok, (cid, states[cid])
+    certs = [c.certificate for c in record.claims if c.state == "not-converged"]
+    assert certs and all(c["stationarity"] > c["threshold"] for c in certs)
+
+
+def test_kernel_claims_are_ungated() -> None:
+    """The asserted kernel claims are closed-form estimators: declared `ungated`, no reads."""
+    exp = get("talk/kernel-vs-depth")
+    assert not exp.reads
+    assert exp.is_ungated("gp-slope-d1") and exp.is_ungated("gp-slope-d2")
+
+
 # ---------------------------------------------------------------- quick presets
 
 
