@@ -9,7 +9,9 @@ above 0.2 of the largest, spec **Decision**) — so no three classes meet (no tr
 a shallow net's regions meet at tripoints (2x2 blocks of the decision map with >= 3
 labels, data box + 0.5, at 256^2 and 512^2). The middle weight rank is reported beside.
 
-Expected (quick preset, LAYOUT_LINE): every claim passes; QUICK_TIME.
+Expected (quick preset, the spec's square layout `(+-1, +-1)`, sigma 0.3): shallow nets
+have tripoints; the deep nets' middle stays 2-D affine — `deep-affine-rank-1` fails (no
+layout of the pilot round reached it). ~25 min wall at load ~20 (2 jobs), ~3 min CPU.
 Pilots, layouts and measured numbers: `docs/lab-notes/talk.md`.
 """
 
@@ -80,7 +82,11 @@ class Config:
     train: TrainConfig = TrainConfig(
         lam=1e-3,
         cost="cross_entropy",
-        phases=(PhaseConfig("adam", 20_000, 1e-3, schedule="cosine"),),
+        phases=(
+            PhaseConfig("adam", 20_000, 1e-3, schedule="cosine"),
+            PhaseConfig("lbfgs", 1000, 1.0),  # to a certified critical point
+        ),
+        dtype="float64",
         log_every=500,
     )
     seed: int = 0
