@@ -7,6 +7,8 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    centred_rank,
+    centred_singular_values,
     fcnn_balance_residuals,
     jacobian_bounds,
     layer_ranks,
@@ -85,3 +87,36 @@ def test_jacobian_chain_and_thm15_on_a_trained_net(trained):
         assert row["norm_sq"] >= row["schatten"] - 1e-9
         assert row["schatten"] >= row["rank_bound"] - 1e-9
         assert row["rank"] == 0 or row["thm15_slack"] >= -1e-9
+
+
+@pytest.mark.parametrize(
+    "dims, offset, expected",
+    [
+        (1, 0.0, 1),  # a line through 0
+        (1, 5.0, 1),  # a line with an offset: the uncentred rank would be 2
+        (2, 3.0, 2),  # a plane with an offset
+        (0, 3.0, 0),  # every point the same
+    ],
+)
+def test_centred_rank_is_the_affine_dimension(dims, offset, expected) -> None:
+    """Points on a `dims`-dimensional affine subspace of R^6 (plus a constant `offset` in
+    every coordinate) have centred rank `dims`, whatever the offset."""
+    gen = torch.Generator().manual_seed(0)
+    A = torch.randn(40, dims, generator=gen, dtype=torch.float64) @ torch.randn(
+        dims, 6, generator=gen, dtype=torch.float64
+    )
+    assert centred_rank(A + offset) == expected
+
+
+def test_centred_rank_threshold_is_relative() -> None:
+    """A second direction with 0.1 of the first's spread counts only below `rel = 0.1`."""
+    t = torch.linspace(-1, 1, 41, dtype=torch.float64)  # centred
+    u = (-1.0) ** torch.arange(41, dtype=torch.float64)
+    u = u - u.mean()
+    u = u - (u @ t) / (t @ t) * t  # centred and orthogonal to t
+    u = u * t.norm() / u.norm()
+    A = torch.stack([t, 0.1 * u + 2.0], dim=1)  # [41, 2]
+    s = centred_singular_values(A)
+    assert float(s[1] / s[0]) == pytest.approx(0.1, rel=1e-12)
+    assert centred_rank(A) == 1
+    assert centred_rank(A, rel=0.05) == 2

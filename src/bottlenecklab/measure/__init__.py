@@ -19,7 +19,10 @@ from bottlenecklab.measure._costs import costs, float64_copy
 from bottlenecklab.measure._decision import accuracy, data_box, decision_map, tripoints
 from bottlenecklab.measure._fcnn_balance import fcnn_balance_residuals
 from bottlenecklab.measure._fcnn_layers import (
+    CENTRED_REL,
     RANK_FLOOR,
+    centred_rank,
+    centred_singular_values,
     layer_ranks,
     middle_layer,
     middle_rank,
@@ -121,6 +124,8 @@ from bottlenecklab.theory import numerical_rank
 __all__ = [
     "Certificate",
     "KinkMode",
+    "centred_rank",
+    "centred_singular_values",
     "certify",
     "clarke_critical_point_residuals",
     "kink_forward",
@@ -140,6 +145,7 @@ __all__ = [
     "weight_quantities",
     "INPUT_PAIRED",
     "RANK_FLOOR",
+    "CENTRED_REL",
     "LayerTable",
     "accuracy",
     "balancedness_residual",

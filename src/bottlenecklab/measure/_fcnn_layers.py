@@ -15,7 +15,10 @@ from bottlenecklab.measure._ntk import ntk_trace
 from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
 
 __all__ = [
+    "CENTRED_REL",
     "RANK_FLOOR",
+    "centred_rank",
+    "centred_singular_values",
     "layer_ranks",
     "middle_layer",
     "middle_rank",
@@ -24,6 +27,7 @@ __all__ = [
 ]
 
 RANK_FLOOR = 0.1  # singular values of W_l above 0.1 (paper 001, Fig 1)
+CENTRED_REL = 0.2  # affine dimension: centred singular values above 0.2 s_1 (spec Decision)
 
 
 def middle_layer(depth: int) -> int:
@@ -46,6 +50,24 @@ def middle_rank(model: Any, floor: float = RANK_FLOOR) -> int:
     """Singular values of `W_{ceil(L/2)}` above `floor` (paper 001, Fig 1)."""
     W = model.weights[middle_layer(model.depth) - 1]
     return numerical_rank(W.detach().double(), rel=0.0, floor=floor)
+
+
+def centred_singular_values(A: torch.Tensor) -> torch.Tensor:
+    """Singular values `[min(N, w)]` (descending, float64) of a representation `A` `[N, w]`
+    with its mean row removed: the spread of the points about their mean."""
+    A = torch.as_tensor(A).detach().double()
+    return torch.linalg.svdvals(A - A.mean(dim=0, keepdim=True))
+
+
+def centred_rank(A: torch.Tensor, rel: float = CENTRED_REL) -> int:
+    """Affine dimension of the points `A` `[N, w]`: singular values of the centred `A` above
+    `rel * s_1` (spec `depth-and-rank.md`, **Decision** on `talk/tripoints`; the weight
+    rank can exceed it by one: the mean direction of a non-negative representation).
+    A representation with every row equal has rank 0."""
+    s = centred_singular_values(A)
+    if s.numel() == 0 or float(s[0]) == 0.0:
+        return 0
+    return int((s > rel * s[0]).sum())
 
 
 def weight_spectra(model: Any) -> list[dict[str, Any]]:
