@@ -63,6 +63,39 @@ FINDINGS: tuple[Finding, ...] = (
         settle="a paper-size sweep to L~ >= 48 on a GPU",
         spec="leaky-resnets.md, Findings",
     ),
+    Finding(
+        experiment="talk/tripoints",
+        claim="deep-affine-rank-1",
+        source="002 slide 'Implications: Classification'",
+        statement=(
+            "deep networks classify through a rank-1 bottleneck (a 1-D middle "
+            "representation), so their decision maps have no tripoints"
+        ),
+        measured=(
+            "square layout (4 blobs at (+-1, +-1), sigma 0.3), deep L = 10, width 32, "
+            "certified: centred middle second/first singular value 0.955, 0.607, 0.952 "
+            "(seeds 0-2; rank 1 needs < 0.2): 0/3 deep nets reach a 1-D affine middle; "
+            "a deep net started from a 1-D first layer ends 2-D at regularized loss 0.382 "
+            "against 0.388 for the 2-D one, and a net that sees only a 1-D projection costs "
+            "0.640: rank 1 is not the global minimum there"
+        ),
+        pilots=(
+            "collinear blobs (+-1, 0), (+-3, 0): the shallow net has no tripoint",
+            "arc (+-3, 0), (+-1, 1), sigma 0.3: shallow tripoints 3/3, deep middle 2-D "
+            "in 3/3 (ratios 0.46-0.51)",
+            "steeper arcs (+-1, 1.5) sigma 0.2 and (+-1, 2) sigma 0.15: shallow tripoints "
+            "at seed 0; deep nets not trained",
+            "earlier: L = 10, 20, 40, lam 3e-3 to 3e-2, sigma 0.3 and 0.15, init 0.7-1, "
+            "small initialization: every deep net keeps two middle directions or collapses",
+        ),
+        settle=(
+            "a layout (or width/depth/lam) where a 1-D affine middle is the regularized "
+            "optimum and the shallow net still has a tripoint; the pilot nets are 1-D at "
+            "layer 1 instead, and none of the 5 deep nets on the collinear and arc layouts "
+            "has a tripoint"
+        ),
+        spec="depth-and-rank.md, Decisions (talk/tripoints: no layout found in the pilot)",
+    ),
 )
 
 
