@@ -96,6 +96,17 @@ def test_relative_windows_scale_with_the_value() -> None:
     assert (ok.state, bad.state) == ("passed", "not-converged")
 
 
+def test_a_claim_reads_only_its_points() -> None:
+    bad = dataclasses.replace(_point(0.5, 0.5, 0.5), point={"arch": "deep"})
+    good = dataclasses.replace(_point(1e-3, 0.5, 0.5), point={"arch": "shallow"})
+    last = Reads(("x",), window=1.0, points="last")
+    where = Reads(("x",), window=1.0, where={"arch": "shallow"})
+    assert judge(_exp(c=READS), None, [CLAIM], [bad, good])[0].state == "not-converged"
+    assert judge(_exp(c=last), None, [CLAIM], [bad, good])[0].state == "passed"
+    assert judge(_exp(c=where), None, [CLAIM], [good, bad])[0].state == "passed"
+    assert judge(_exp(c=last), None, [CLAIM], [good, bad])[0].state == "not-converged"
+
+
 def test_patterns_match_claim_ids() -> None:
     claim = dataclasses.replace(CLAIM, id="plateau(lam=0.001)")
     (c,) = judge(_exp(**{"plateau*": READS}), None, [claim], [_point(0.5, 0.5, 0.5)])

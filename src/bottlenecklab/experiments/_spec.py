@@ -55,11 +55,26 @@ class Reads:
         window: width of the claim's tolerance window, in the scalars' units (or relative
             to the value's magnitude when `relative`).
         relative: `window` is relative (e.g. a 2 % tolerance: `window=0.02`).
+        points: which grid points the claim reads: `"all"`, or `"last"` (the last
+            finished point in grid order, e.g. the largest `L~` of a sweep).
+        where: only the points whose swept values match these (e.g.
+            `{"model.depth": 2}` for a claim about the shallow nets).
     """
 
     scalars: tuple[str, ...]
     window: float
     relative: bool = False
+    points: str = "all"
+    where: Mapping[str, Any] = field(default_factory=dict)
+
+    def select(self, points: list[PointResult]) -> list[PointResult]:
+        """The finished points this claim reads."""
+        done = [
+            p
+            for p in points
+            if p.status == "done" and all(p.point.get(k) == v for k, v in self.where.items())
+        ]
+        return done[-1:] if self.points == "last" else done
 
 
 @dataclass(frozen=True)

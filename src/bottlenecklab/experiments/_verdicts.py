@@ -56,7 +56,7 @@ def stability(points: Sequence[PointResult], reads: Reads) -> dict[str, Any]:
 
 
 def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dict[str, Any]:
-    done = [p for p in points if p.status == "done"]
+    done = reads.select(list(points))
     stats = [p.scalars.get("cert_stationarity", math.nan) for p in done]
     worst = max(stats, default=math.nan)
     if any(not math.isfinite(s) for s in stats):

@@ -239,7 +239,8 @@ EXPERIMENT = Experiment(
     doc=__doc__ or "",
     # What each claim reads, per L~, with its tolerance window (value stability: 1/4).
     reads={
-        "rank-at-largest-leak": Reads(("rank_H_median",), window=1.5),  # [k*-1, k*+0.5]
+        # [k*-1, k*+0.5], at the largest L~ only
+        "rank-at-largest-leak": Reads(("rank_H_median",), window=1.5, points="last"),
         "from-below": Reads(("rank_H_median",), window=0.5),  # never above k* + 0.5
         "coi-from-above": Reads(("coi_gamma_min", "rank_H_median"), window=0.25),
         "test-error": Reads(("test_error",), window=0.5),  # bound 0.5 above 0

@@ -267,7 +267,9 @@ EXPERIMENT = Experiment(
         "rank1-no-tripoint": Reads(
             ("middle_affine_ratio", "tripoints_256", "tripoints_512"), window=0.2
         ),
-        "shallow-tripoint": Reads(("tripoints_256", "tripoints_512"), window=1.0),
-        "deep-affine-rank-1": Reads(("middle_affine_ratio",), window=0.2),
+        "shallow-tripoint": Reads(
+            ("tripoints_256", "tripoints_512"), window=1.0, where={"arch": "shallow"}
+        ),
+        "deep-affine-rank-1": Reads(("middle_affine_ratio",), window=0.2, where={"arch": "deep"}),
     },
 )
