@@ -37,23 +37,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, gated, unmeasured
+from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
 from bottlenecklab.measure import (
     chain_slacks,
     costs,
     fcnn_balance_residuals,
+    float64_copy,
     jacobian_bounds,
+    middle_layer,
     middle_rank,
-    ntk_lambda_max,
-    ntk_trace,
+    ntk_along_gd,
     random_network_slacks,
     representation_bottleneck,
 )
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import LatentTeacherConfig
+from bottlenecklab.tasks import COSTS, LatentTeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 SOURCE = "001 Thm 15"
@@ -73,8 +75,13 @@ class Config:
         k, p: rank and fraction of Cor 8.
         eta0: the GD step is `eta0 / L` (the trained nets' GD phase must use it).
         ntk_factor: `lambda_max / N <= ntk_factor / eta`; ntk_spread: max/min of
-            `Tr Theta / (N L)` across depths.
-        fit_threshold: convergence gate of the NTK claims: final train cost below this.
+            `Tr Theta / (N L)` across depths; both are means over `orbit_steps` further
+            GD steps at `eta` from the trained state (GD at a fixed step ends at the edge
+            of stability, where the sharpness oscillates from step to step).
+        affine_rel: the middle representation's affine dimension (the rank Cor 8 needs)
+            counts the singular values of the centred pre-activations `a~_(ceil(L/2))`
+            above this fraction of the largest (spec: the weight rank counts the
+            representation's offset).
     """
 
     task: LatentTeacherConfig = LatentTeacherConfig(n_train=128, n_test=128)
@@ -104,7 +111,20 @@ class Config:
     eta0: float = 0.1
     ntk_factor: float = 1.1
     ntk_spread: float = 3.0
-    fit_threshold: float = 0.1
+    orbit_steps: int = 10
+    affine_rel: float = 0.2
+
+
+def affine_rank(model: torch.nn.Module, X: torch.Tensor, rel: float) -> int:
+    """Affine dimension of the middle representation: singular values of the centred
+    pre-activations `a~_(ceil(L/2))(X)` above `rel` times the largest."""
+    net = float64_copy(model)
+    with torch.no_grad():
+        z = net.forward_path(torch.as_tensor(X, dtype=torch.float64))[0][
+            middle_layer(net.depth) - 1
+        ]
+    s = torch.linalg.svdvals(z - z.mean(dim=0))
+    return int((s > rel * s[0]).sum()) if s[0] > 0 else 0
 
 
 def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
@@ -126,6 +146,10 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     cor8 = representation_bottleneck(model, X, cfg.k, cfg.p)
     balance = fcnn_balance_residuals(model)
     eta = cfg.eta0 / L
+    Y = torch.as_tensor(data.y_train)
+    lam_max, trace = ntk_along_gd(
+        model, X, Y, cfg.train.lam, eta, cfg.orbit_steps, COSTS[cfg.train.cost]
+    )
     scalars = {
         "depth": float(L),
         "random_nets": float(cfg.n_random),
@@ -134,12 +158,14 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         "trained_chain_slack": t_chain,
         "trained_thm15_slack": t_thm15,
         "middle_rank": float(middle_rank(model)),
+        "middle_affine_rank": float(affine_rank(model, X, cfg.affine_rel)),
         "cor8_bound": cor8["bound"],
         "cor8_layers_below": float(cor8["layers_below"]),
         "cor8_required": cor8["required"],
-        "ntk_scale": cor8["ntk_scale"],
-        "ntk_trace_mean": float(ntk_trace(model, X).mean()),
-        "ntk_lambda_eta": ntk_lambda_max(model, X) * eta,
+        "ntk_scale": float(np.mean(trace)) / L,  # Tr Theta / (N L), mean over the orbit
+        "ntk_lambda_eta": float(np.mean(lam_max)) * eta,  # mean over the GD orbit
+        "ntk_lambda_eta_amplitude": float(np.ptp(lam_max)) * eta / 2,
+        "ntk_lambda_eta_final": float(lam_max[0]) * eta,  # the trained state itself
         "balance_summed_max": float(balance["summed"].max()),
         "balance_per_neuron_max": float(balance["per_neuron"].max()),
         **costs(model, data),
@@ -205,7 +231,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             -cfg.slack,
         ),
     ]
-    at_k = [r for r in done if int(r.scalars["middle_rank"]) == cfg.k]
+    at_k = [r for r in done if int(r.scalars["middle_affine_rank"]) == cfg.k]
     if at_k:
         top = at_k[-1]
         s = top.scalars
@@ -213,7 +239,8 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             at_least(
                 "cor8",
                 "001 Cor 8 (App. B Cor 17)",
-                f"deepest trained net with middle rank {cfg.k} (L = {s['depth']:g}): layers with "
+                f"deepest trained net whose middle representation has affine dimension {cfg.k} "
+                f"(L = {s['depth']:g}; weight rank {s['middle_rank']:g}): layers with "
                 f"s_(k+1)(a~_l / sqrt N) <= bound ({s['cor8_bound']:.3g}), against (1 - 2p) L "
                 f"= {s['cor8_required']:g} (p = {cfg.p:g}; balancedness residual summed "
                 f"{s['balance_summed_max']:.2g}, per neuron {s['balance_per_neuron_max']:.2g})",
@@ -222,47 +249,40 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             )
         )
     else:
-        ranks = ", ".join(f"{r.scalars['middle_rank']:g}" for r in done)
+        ranks = ", ".join(f"{r.scalars['middle_affine_rank']:g}" for r in done)
         out.append(
             unmeasured(
                 "cor8",
                 "001 Cor 8",
-                f"Cor 8 on the deepest trained net with middle rank {cfg.k}",
+                f"Cor 8 on the deepest trained net with a {cfg.k}-D middle representation",
                 f">= (1 - 2p) L layers below the bound (p = {cfg.p:g})",
-                f"no trained net has middle rank {cfg.k} (middle ranks: {ranks})",
+                f"no trained net's middle representation has affine dimension {cfg.k} ({ranks})",
             )
         )
     scales = [r.scalars["ntk_scale"] for r in done]
     spread = max(scales) / min(scales) if min(scales) > 0 else math.inf
-    fit = max(r.scalars["train_cost"] for r in done)
-    what = "largest final train cost"
+    orbit = ", ".join(
+        f"{r.scalars['ntk_lambda_eta']:.3f} +- {r.scalars['ntk_lambda_eta_amplitude']:.3f}"
+        for r in done
+    )
     out += [
-        gated(
-            at_most(
-                "ntk-stability",
-                "001 §4",
-                "after GD at eta = eta0 / L: largest lambda_max(Theta(X,X)) / N times eta "
-                f"(eta0 = {cfg.eta0:g})",
-                max(r.scalars["ntk_lambda_eta"] for r in done),
-                cfg.ntk_factor,
-            ),
-            fit,
-            cfg.fit_threshold,
-            what,
+        at_most(
+            "ntk-stability",
+            "001 §4",
+            f"after GD at eta = eta0 / L (eta0 = {cfg.eta0:g}): lambda_max(Theta(X,X)) / N "
+            f"times eta, mean over {cfg.orbit_steps} further GD steps (the edge-of-stability "
+            f"oscillation), largest over depths (mean +- half range per depth: {orbit})",
+            max(r.scalars["ntk_lambda_eta"] for r in done),
+            cfg.ntk_factor,
         ),
-        gated(
-            at_most(
-                "ntk-scale",
-                "001 §4",
-                "max / min over depths of Tr Theta(X,X) / (N L) ("
-                + ", ".join(f"{v:.3g}" for v in scales)
-                + ")",
-                spread,
-                cfg.ntk_spread,
-            ),
-            fit,
-            cfg.fit_threshold,
-            what,
+        at_most(
+            "ntk-scale",
+            "001 §4",
+            "max / min over depths of Tr Theta(X,X) / (N L), mean over the same GD steps ("
+            + ", ".join(f"{v:.3g}" for v in scales)
+            + ")",
+            spread,
+            cfg.ntk_spread,
         ),
     ]
     return out
@@ -294,7 +314,7 @@ PRESETS = {
     # divides every phase by L: Adam 0.01/L, L-BFGS initial step 1/L (its line search
     # extrapolates), GD 0.1/L.
     "quick": {
-        "model.init_scale": 0.7,
+        "model.init_scale": 0.85,
         "train.dtype": "float64",
         "train.phases": (
             {"optimizer": "adam", "steps": 2000, "lr": 0.01, "schedule": "cosine"},
@@ -326,4 +346,16 @@ EXPERIMENT = Experiment(
     claims=claims,
     figures=("bottleneck_bounds",),
     doc=__doc__ or "",
+    # No claim here is about a critical point: the trained nets end GD at a fixed step at
+    # the edge of stability, where GD oscillates and the certificate cannot hold (measured
+    # in docs/lab-notes/fcnn.md).
+    ungated={
+        "chain-*": "an inequality at every parameter (001, proof of Thm 3): no critical point "
+        "needed",
+        "thm15-*": "an inequality at every parameter (001 Thm 15): no critical point needed",
+        "cor8": "a theorem for balanced parameters (001 App. B Cor 17): the claim states the "
+        "balancedness residuals it was measured at",
+        "ntk-*": "a statement about where GD at a fixed step goes (001 §4): GD at the edge of "
+        "stability oscillates and is at no critical point; measured over that oscillation",
+    },
 )
