@@ -7,8 +7,8 @@ latent teacher (`k* = 2`) at `L = 6, 10, 16`, Adam, L-BFGS, then GD at `eta = 0.
 Expected: the Jacobian chain and Thm 15 hold on every net and point (slack 1e-9); Cor 8
 holds on >= (1 - 2p) L layers of the deepest net with a 2-D middle representation; over
 the edge-of-stability oscillation of GD, `lambda_max(Theta)/N <= 1.1/eta` and
-`Tr Theta/(N L)` stays within a factor 3 across depths. Quick preset: 7/7 pass, about
-1 min CPU (one thread). Measurements, seeds and pilots: `docs/lab-notes/fcnn.md`.
+`Tr Theta/(N L)` stays within a factor 3 across depths. Quick preset: 7/7 pass on seeds
+0-2 (one thread; a few CPU minutes, the NTK orbit included). Measurements, seeds and pilots: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations
