@@ -8,7 +8,8 @@ Expected: the Jacobian chain and Thm 15 hold on every net and point (slack 1e-9)
 holds on >= (1 - 2p) L layers of the deepest net with a 2-D middle representation; over
 the edge-of-stability oscillation of GD, `lambda_max(Theta)/N <= 1.1/eta` and
 `Tr Theta/(N L)` stays within a factor 3 across depths. Quick preset: 7/7 pass on seeds
-0-2 (one thread; a few CPU minutes, the NTK orbit included). Measurements, seeds and pilots: `docs/lab-notes/fcnn.md`.
+0-2 (one thread; a few CPU minutes, the NTK orbit included). Measurements, seeds
+and pilots: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ PRESETS = {
         "train.log_every": 10,
     },
     # The spec's quick preset (N = 128, width 48, L in {6, 10, 16}, 3 x 34 random nets)
-    # with the schedule of `fcnn/rank-vs-depth`'s quick preset (He x 0.7, Adam, L-BFGS,
+    # with the schedule of `fcnn/rank-vs-depth`'s quick preset (Adam, L-BFGS,
     # float64: He init + Adam/GD leaves middle ranks ~15-40, and Cor 8 needs rank 2; at
     # He x 0.5 the L = 16 net collapses to zero), then GD at eta = 0.1/L WITHOUT halving:
     # after L-BFGS the net sits in a sharp minimum, and a halving GD only shrinks its own
@@ -293,6 +294,8 @@ PRESETS = {
     # divides every phase by L: Adam 0.01/L, L-BFGS initial step 1/L (its line search
     # extrapolates), GD 0.1/L.
     "quick": {
+        # He x 0.85: at 0.7 GD's catapult out of the sharp L-BFGS minimum left seed 1's
+        # L = 16 net at the zero output (train cost 0.995)
         "model.init_scale": 0.85,
         "train.dtype": "float64",
         "train.phases": (
