@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bottlenecklab.measure import ntk_lambda_max, ntk_matrix, ntk_trace
+from bottlenecklab.measure import ntk_along_gd, ntk_lambda_max, ntk_matrix, ntk_trace
 from bottlenecklab.models import FCNNConfig
+from bottlenecklab.tasks import COSTS
 
 
 def _full_jacobian_ntk(net, X):
@@ -36,3 +37,23 @@ def test_ntk_against_full_parameter_jacobian(activation, slope, beta):
     diag = torch.diagonal(theta).reshape(6, 2).sum(1)
     torch.testing.assert_close(ntk_trace(net, X), diag)
     assert ntk_lambda_max(net, X) == pytest.approx(float(torch.linalg.eigvalsh(theta)[-1]) / 6)
+
+
+def test_ntk_along_gd_starts_at_the_model_and_follows_gd_on_a_copy():
+    """State 0 is the model's own NTK; the next states are those after plain GD steps on
+    `C + lam ||theta||^2` (here checked against one manual step); the model is untouched."""
+    cfg = FCNNConfig(depth=3, width=6, bias_scale=1.0)
+    net = cfg.build(3, 2, seed=2, dtype=torch.float64)
+    X, Y = torch.randn(8, 3, dtype=torch.float64), torch.randn(8, 2, dtype=torch.float64)
+    before = [p.detach().clone() for p in net.parameters()]
+    lam_max, trace = ntk_along_gd(net, X, Y, 1e-3, 0.05, 1, COSTS["mse"])
+    assert lam_max[0] == pytest.approx(ntk_lambda_max(net, X), rel=1e-10)
+    assert trace[0] == pytest.approx(float(ntk_trace(net, X).sum()) / 8, rel=1e-10)
+    for p, b in zip(net.parameters(), before):
+        assert torch.equal(p, b)
+    loss = COSTS["mse"](net(X), Y) + net.regularization(1e-3)
+    grads = torch.autograd.grad(loss, list(net.parameters()))
+    with torch.no_grad():
+        for p, g in zip(net.parameters(), grads):
+            p -= 0.05 * g
+    assert lam_max[1] == pytest.approx(ntk_lambda_max(net, X), rel=1e-8)

@@ -9,11 +9,15 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    curve_distances,
     haar_rotation_about,
+    invariant_coordinates,
+    knn_r2,
     largest_gap,
     layer_distance_map,
     path_crossings,
     rotation_ratio,
+    state_bijection_r2,
 )
 from bottlenecklab.models import FCNNConfig
 
@@ -90,3 +94,59 @@ def test_distance_map_of_an_invariant_layer_is_radial():
     coords, dist = layer_distance_map(net, 1, np.eye(d)[0], 0.5, 1.0, 7, gen)
     assert coords.shape == (7,) and dist.shape == (7, 7)
     assert float(dist.max()) < 1e-12
+
+
+def _flow(n: int = 60, T: int = 10, seed: int = 0) -> np.ndarray:
+    """Paths of a 2-D flow that never cross: `u(t) = r e^{-t/5} (cos phi, sin phi)`
+    (rays toward the origin), `[n, T + 1, 2]`."""
+    rng = np.random.default_rng(seed)
+    r, phi = rng.uniform(1, 2, n), rng.uniform(0, np.pi / 2, n)
+    t = np.arange(T + 1)
+    return (r[:, None] * np.exp(-t / 5))[..., None] * np.stack([np.cos(phi), np.sin(phi)], -1)[
+        :, None
+    ]
+
+
+def test_knn_r2_of_a_function_is_near_one_and_of_noise_near_zero():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (2000, 2))
+    y = np.stack([np.sin(2 * x[:, 0]), x[:, 0] * x[:, 1]], axis=1)
+    r2 = knn_r2(x[:1500], y[:1500], x[1500:], y[1500:], k=10)
+    assert r2.min() > 0.9
+    noise = rng.standard_normal((2000, 2))
+    assert knn_r2(x[:1500], noise[:1500], x[1500:], noise[1500:], k=10).max() < 0.2
+
+
+def test_state_bijection_r2_needs_both_directions():
+    """`z` a bijection of `u` gives ~1; `z` forgetting `u_2` fails `z -> u_2`."""
+    rng = np.random.default_rng(1)
+    u = rng.uniform(0, 1, (3000, 2))
+    z = np.stack([u[:, 0] + u[:, 1] ** 2, np.exp(u[:, 1]) - u[:, 0]], axis=1)
+    assert state_bijection_r2(z[:2000], u[:2000], z[2000:], u[2000:]) > 0.95
+    lost = np.stack([u[:, 0], u[:, 0] ** 2], axis=1)  # forgets u_2
+    assert state_bijection_r2(lost[:2000], u[:2000], lost[2000:], u[2000:]) < 0.2
+
+
+def test_invariant_coordinates():
+    w = np.array([0.6, 0.8, 0.0])
+    v = np.array([[1.0, 2.0, 3.0]])
+    a = v @ w
+    u = invariant_coordinates(v, w)
+    assert u[0] == pytest.approx([a[0] ** 2, 14.0 - a[0] ** 2], rel=1e-14)
+
+
+def test_crossings_between_far_paths_count_a_planted_crossing_only():
+    """A flow's paths do not cross; swapping two far-apart paths' states in the plane (a
+    representation that confuses different dynamics) crosses them, and those crossings
+    count as far; the pair mask leaves out crossings between near paths."""
+    u = _flow()
+    far = torch.as_tensor(curve_distances(u) > 0.2)
+    assert path_crossings(torch.as_tensor(u), far) == 0
+    z = u.copy()
+    d = curve_distances(u)
+    p, q = np.unravel_index(np.argmax(d), d.shape)
+    z[p] = u[p][::-1]  # path p runs backwards: it now crosses the paths between p and q
+    z[p] = z[p] + (u[q, 0] - z[p, 0])  # ... from path q's start
+    planted = path_crossings(torch.as_tensor(z), far)
+    assert planted > 0
+    assert path_crossings(torch.as_tensor(z), torch.zeros_like(far)) == 0

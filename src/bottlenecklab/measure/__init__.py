@@ -77,7 +77,7 @@ from bottlenecklab.measure._linear_net import (
     linear_geodesic_errors,
 )
 from bottlenecklab.measure._nonnegativity import negative_mass
-from bottlenecklab.measure._ntk import ntk_lambda_max, ntk_matrix, ntk_trace
+from bottlenecklab.measure._ntk import ntk_along_gd, ntk_lambda_max, ntk_matrix, ntk_trace
 from bottlenecklab.measure._path_bounds import (
     momentum_bounds,
     path_length,
@@ -108,15 +108,20 @@ from bottlenecklab.measure._saddle import (
 from bottlenecklab.measure._stationarity import gradient_norm, regularized_loss
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._symmetry import (
+    curve_distances,
     haar_rotation_about,
+    invariant_coordinates,
+    knn_r2,
     largest_gap,
     layer_distance_map,
     layer_paths,
     path_crossings,
     pca_path_crossings,
     pca_paths2d,
+    pca_states,
     random_projection_crossings,
     rotation_ratio,
+    state_bijection_r2,
 )
 from bottlenecklab.measure._weights import min_norm_weights
 from bottlenecklab.theory import numerical_rank
@@ -164,6 +169,10 @@ __all__ = [
     "float64_copy",
     "gradient_norm",
     "haar_rotation_about",
+    "curve_distances",
+    "invariant_coordinates",
+    "knn_r2",
+    "state_bijection_r2",
     "best_per_width",
     "bipartite_pattern",
     "count_rays",
@@ -201,6 +210,7 @@ __all__ = [
     "momentum_bounds",
     "nearest_centroid_accuracy",
     "negative_mass",
+    "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
     "ntk_trace",
@@ -212,6 +222,7 @@ __all__ = [
     "pca_path_crossings",
     "pca_paths",
     "pca_paths2d",
+    "pca_states",
     "random_network_slacks",
     "random_projection_crossings",
     "rank_depth_correlation",

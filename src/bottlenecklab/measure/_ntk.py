@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import layer_jacobians
 from bottlenecklab.measure._representation import ntk_trace_terms
 
-__all__ = ["ntk_lambda_max", "ntk_matrix", "ntk_trace"]
+__all__ = ["ntk_along_gd", "ntk_lambda_max", "ntk_matrix", "ntk_trace"]
 
 
 def _paths(model: Any, X: torch.Tensor | np.ndarray):
@@ -71,3 +72,53 @@ def ntk_lambda_max(model: Any, X: torch.Tensor | np.ndarray) -> float:
     theta = ntk_matrix(model, X)
     N = torch.as_tensor(X).shape[0]
     return float(torch.linalg.eigvalsh(theta)[-1]) / N
+
+
+def ntk_along_gd(
+    model: Any,
+    X: torch.Tensor | np.ndarray,
+    Y: torch.Tensor | np.ndarray,
+    lam: float,
+    eta: float,
+    steps: int,
+    cost: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+) -> tuple[np.ndarray, np.ndarray]:
+    """`lambda_max(Theta(X, X)) / N` and `Tr Theta(X, X) / N` along the orbit of GD at step
+    `eta` on `cost(f(X), Y) + model.regularization(lam)`, from the model's parameters
+    (float64 copy; the model itself is left as it is).
+
+    GD at a fixed step ends at the edge of stability, where the sharpness oscillates
+    around `2 / eta` from one step to the next: a single state is one phase of that
+    oscillation, the orbit's mean and spread describe where GD settles (paper 001, §4).
+
+    Args:
+        model: an `FCNN`
+        X: `[N, d_in]`
+        Y: `[N, d_out]`
+        lam: the weight decay of the training loss
+        eta: the GD step
+        steps: GD steps (the orbit has `steps + 1` states)
+        cost: the data cost (`tasks.COSTS`).
+    Returns:
+        `[steps + 1]` values of `lambda_max / N` and of `Tr Theta / N`.
+    """
+    import scipy.sparse.linalg
+
+    net = float64_copy(model)
+    X64 = torch.as_tensor(X, dtype=torch.float64)
+    Y64 = torch.as_tensor(Y, dtype=torch.float64)
+    N = X64.shape[0]
+    params = [p for p in net.parameters() if p.requires_grad]
+    lam_max, trace = [], []
+    for t in range(steps + 1):
+        theta = ntk_matrix(net, X64)
+        top = scipy.sparse.linalg.eigsh(theta.numpy(), k=1, which="LA", tol=1e-10)[0][0]
+        lam_max.append(float(top) / N)
+        trace.append(float(torch.diagonal(theta).sum()) / N)
+        if t < steps:
+            loss = cost(net(X64), Y64) + net.regularization(lam)
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p -= eta * g
+    return np.array(lam_max), np.array(trace)

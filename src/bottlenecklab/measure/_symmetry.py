@@ -12,15 +12,20 @@ import torch
 from bottlenecklab.measure._costs import float64_copy
 
 __all__ = [
+    "curve_distances",
     "haar_rotation_about",
+    "invariant_coordinates",
+    "knn_r2",
     "largest_gap",
     "layer_distance_map",
     "layer_paths",
     "path_crossings",
     "pca_path_crossings",
     "pca_paths2d",
+    "pca_states",
     "random_projection_crossings",
     "rotation_ratio",
+    "state_bijection_r2",
 ]
 
 
@@ -68,15 +73,18 @@ def layer_paths(model: torch.nn.Module, layer: int, paths: np.ndarray) -> torch.
     return A.reshape(P, T1, -1)
 
 
-def path_crossings(paths: torch.Tensor) -> int:
+def path_crossings(paths: torch.Tensor, pairs: torch.Tensor | None = None) -> int:
     """Proper crossings between segments of different 2-D polylines.
 
     Args:
         paths: `[P, T + 1, 2]`; path `p` is the polyline `paths[p, 0] -> ... -> paths[p, T]`.
+        pairs: optional `[P, P]` bool mask: count only crossings between paths `p, q` with
+            `pairs[p, q]` (default: every pair of different paths).
     Returns:
         the number of pairs of segments of two different paths that cross (orientation
         test; touching or collinear segments do not count).
     """
+    paths = torch.as_tensor(paths)
     a, b = paths[:, :-1].reshape(-1, 2), paths[:, 1:].reshape(-1, 2)  # [S, 2]
     owner = torch.arange(paths.shape[0]).repeat_interleave(paths.shape[1] - 1)
 
@@ -90,7 +98,91 @@ def path_crossings(paths: torch.Tensor) -> int:
     C, D = a[None, :], b[None, :]
     cross = (orient(A, B, C) * orient(A, B, D) < 0) & (orient(C, D, A) * orient(C, D, B) < 0)
     cross &= owner[:, None] < owner[None, :]  # each pair of paths' segments once
+    if pairs is not None:
+        cross &= torch.as_tensor(pairs, dtype=torch.bool)[owner[:, None], owner[None, :]]
     return int(cross.sum())
+
+
+def invariant_coordinates(paths: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """`u(v) = ((w^T v)^2, ||(I - w w^T) v||^2)`, the two invariants of rotations about
+    `w` that determine the dynamics for `E = 0` (spec `depth-and-rank.md`, Tasks).
+
+    Args:
+        paths: `[..., d]`
+        w: `[d]` unit.
+    Returns:
+        `[..., 2]`.
+    """
+    a = paths @ w
+    perp = (paths * paths).sum(axis=-1) - a * a
+    return np.stack([a * a, perp], axis=-1)
+
+
+def curve_distances(u_paths: np.ndarray) -> np.ndarray:
+    """How far apart the curves `t -> u_p(t)` are: the smallest distance between a point of
+    curve `p` and a point of curve `q`, each coordinate in units of its standard deviation
+    over all the points. Two paths of one 2-D flow that come close are neighbours; paths
+    far apart in `u` follow different dynamics.
+
+    Args:
+        u_paths: `[P, T + 1, 2]`.
+    Returns:
+        `[P, P]` (zero diagonal).
+    """
+    flat = u_paths.reshape(-1, u_paths.shape[-1])
+    z = torch.as_tensor(u_paths / flat.std(axis=0), dtype=torch.float64)  # [P, T+1, 2]
+    P, T1, _ = z.shape
+    d = torch.cdist(z.reshape(P * T1, -1), z.reshape(P * T1, -1)).reshape(P, T1, P, T1)
+    return d.amin(dim=(1, 3)).numpy()
+
+
+def knn_r2(
+    x_fit: np.ndarray, y_fit: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, k: int = 10
+) -> np.ndarray:
+    """Held-out R^2 of k-nearest-neighbour regression, per output column.
+
+    The inputs are standardized with the fit set's mean and deviation; the prediction is
+    the mean of the `k` nearest fit rows' outputs; `R^2 = 1 - SS_res / SS_tot` on the test
+    rows (`SS_tot` about the test mean).
+
+    Args:
+        x_fit: `[M, p]`
+        y_fit: `[M, q]`
+        x_test: `[n, p]`
+        y_test: `[n, q]`
+        k: neighbours.
+    Returns:
+        `[q]`.
+    """
+    mu, sd = x_fit.mean(axis=0), x_fit.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    a = torch.as_tensor((x_fit - mu) / sd, dtype=torch.float64)
+    b = torch.as_tensor((x_test - mu) / sd, dtype=torch.float64)
+    idx = torch.cdist(b, a).topk(k, dim=1, largest=False).indices.numpy()  # [n, k]
+    pred = y_fit[idx].mean(axis=1)  # [n, q]
+    res = ((y_test - pred) ** 2).sum(axis=0)
+    tot = ((y_test - y_test.mean(axis=0)) ** 2).sum(axis=0)
+    return 1.0 - res / np.where(tot > 0, tot, np.nan)
+
+
+def state_bijection_r2(
+    z_fit: np.ndarray, u_fit: np.ndarray, z_test: np.ndarray, u_test: np.ndarray, k: int = 10
+) -> float:
+    """The smallest of the four held-out k-NN R^2 `z -> u_1`, `z -> u_2`, `u -> z_1`,
+    `u -> z_2` (`knn_r2`): near 1 when the 2-D state `z` and `u` determine each other (a
+    bijection, paper 001 §5 "up to bijection"), low when either loses information.
+
+    Args:
+        z_fit: `[M, 2]`
+        u_fit: `[M, 2]`
+        z_test: `[n, 2]`
+        u_test: `[n, 2]`
+        k: neighbours.
+    """
+    r = np.concatenate(
+        [knn_r2(z_fit, u_fit, z_test, u_test, k), knn_r2(u_fit, z_fit, u_test, z_test, k)]
+    )
+    return float(np.min(r)) if np.all(np.isfinite(r)) else math.nan
 
 
 def pca_paths2d(model: torch.nn.Module, layer: int, paths: np.ndarray) -> torch.Tensor:
@@ -103,18 +195,46 @@ def pca_paths2d(model: torch.nn.Module, layer: int, paths: np.ndarray) -> torch.
     return (flat @ Vh[:2].T).reshape(A.shape[0], A.shape[1], 2)
 
 
+def pca_states(
+    model: torch.nn.Module, layer: int, fit_paths: np.ndarray, paths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 2-D state of layer `layer` along input paths: `alpha_layer` projected on the top 2
+    principal components of its values along `fit_paths` (all their points, centred on
+    their mean), for `fit_paths` and for `paths`.
+
+    Args:
+        model: an FCNN
+        layer: `0..L-1`
+        fit_paths: `[M, T + 1, d]` (e.g. the training inputs' GD paths)
+        paths: `[P, T + 1, d]` (e.g. the test inputs' paths).
+    Returns:
+        `[M, T + 1, 2]` and `[P, T + 1, 2]`.
+    """
+    A = layer_paths(model, layer, fit_paths)  # [M, T+1, n]
+    B = layer_paths(model, layer, paths)  # [P, T+1, n]
+    flat = A.reshape(-1, A.shape[-1])
+    mean = flat.mean(dim=0)
+    _, _, Vh = torch.linalg.svd(flat - mean, full_matrices=False)
+    basis = Vh[:2].T  # [n, 2]
+    return ((A - mean) @ basis).numpy(), ((B - mean) @ basis).numpy()
+
+
 def pca_path_crossings(model: torch.nn.Module, layer: int, paths: np.ndarray) -> int:
     """`path_crossings` of `pca_paths2d`. Paper 001 Fig 2: few crossings where the layer
     represents the 2-D state that determines the dynamics."""
     return path_crossings(pca_paths2d(model, layer, paths))
 
 
-def random_projection_crossings(paths: np.ndarray, gen: torch.Generator) -> int:
-    """`path_crossings` of the input paths under a random orthonormal 2-D projection."""
+def random_projection_crossings(paths: np.ndarray, gen: torch.Generator, n: int = 1) -> float:
+    """`path_crossings` of the input paths under random orthonormal 2-D projections: the
+    mean over `n` of them."""
     X = torch.as_tensor(paths, dtype=torch.float64)
-    G = torch.randn(X.shape[-1], 2, generator=gen, dtype=torch.float64)
-    Qm, _ = torch.linalg.qr(G)
-    return path_crossings(X @ Qm)
+    counts = []
+    for _ in range(n):
+        G = torch.randn(X.shape[-1], 2, generator=gen, dtype=torch.float64)
+        Qm, _ = torch.linalg.qr(G)
+        counts.append(path_crossings(X @ Qm))
+    return float(np.mean(counts))
 
 
 def haar_rotation_about(w: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
