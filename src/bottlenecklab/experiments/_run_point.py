@@ -118,12 +118,18 @@ class _Earlier:
     def __init__(self, path, train_cfg, fraction: float, model: torch.nn.Module) -> None:
         last = train_cfg.phases[-1]
         self.step = train_cfg.total_steps - last.steps + int(fraction * last.steps)
+        self.end = train_cfg.total_steps
         self.path = path
         self.model = model
 
     def offer(self, step: int) -> None:
-        """Keep the model's state at the first logged step at or after the earlier step."""
-        if step >= self.step and not self.path.exists():
+        """Keep the model's state at the first logged step at or after the earlier step.
+
+        Never the final step: when no row is logged between the earlier step and the end
+        (`log_every` too coarse), no earlier state is kept and the claims that read values
+        come out `not-converged` ("no earlier value"), rather than comparing the end with
+        itself."""
+        if self.step <= step < self.end and not self.path.exists():
             state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
             save_checkpoint({"model": state, "step": step}, self.path)
 
