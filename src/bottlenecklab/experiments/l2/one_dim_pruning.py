@@ -165,4 +165,12 @@ EXPERIMENT = Experiment(
     claims=claims,
     figures=("l2_one_dim_pruning",),
     doc=__doc__ or "",
+    # The pruning is a construction on any weights (Prop 15's proof): its three claims
+    # hold for an untrained net too, so no convergence certificate applies.
+    ungated={
+        "at-most-4N": "at most 2(2N - 1) active sets of a 1-D ReLU layer, for any weights",
+        "outputs-kept": "merging same-sign neurons with the same active set keeps the outputs"
+        " on the training points, for any weights",
+        "norm-not-raised": "balancing and merging never raise ||theta||^2, for any weights",
+    },
 )

@@ -54,8 +54,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bottlenecklab.experiments._spec import Claim, Experiment, PointResult
-from bottlenecklab.experiments.l2._plateau import plateau_claims, plateau_measure
+from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
+from bottlenecklab.experiments.l2._plateau import PLATEAU_READS, plateau_claims, plateau_measure
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import ReluTeacherTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -88,7 +88,7 @@ class Config:
     trend_tol: float = 0.02
     plateau_tol: float = 0.1
     plateau_range: tuple[float, float] = (5.0, 20.0)
-    max_grad_norm: float = 1e-2
+    certify: Gate = Gate(threshold=1e-2, tau=1e-6, earlier=0.0)
     seed: int = 0
 
 
@@ -135,4 +135,5 @@ EXPERIMENT = Experiment(
     claims=claims,
     figures=("l2_width_plateau",),
     doc=__doc__ or "",
+    reads=PLATEAU_READS,
 )
