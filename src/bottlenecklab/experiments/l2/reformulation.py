@@ -284,7 +284,14 @@ def _certified(claim: Claim, cfg: Config, s: dict[str, float]) -> Claim:
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: one random net per case, short training (the trained identities still hold:
     # they hold for any weights).
-    "smoke": {"nets": 1, "adam_steps": 50, "gd_steps": 20, "decay_steps": 20, "lin_steps": 20},
+    "smoke": {
+        "nets": 1,
+        "adam_steps": 50,
+        "gd_steps": 20,
+        "decay_steps": 20,
+        "lin_steps": 20,
+        "lin_extra": 10,
+    },
     # The spec's quick sizes (Adam 2k + GD 2k; linear L-BFGS 3000 steps).
     "quick": {},
     # The paper gives no sizes for these identities: the quick sizes with more nets.
