@@ -30,8 +30,10 @@ class Config:
 
     Args:
         widths, seeds: the grid; trend_tol: allowed relative rise of the best loss between
-        widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start;
-        max_grad_norm: convergence gate.
+        widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start.
+        certify: the convergence certificate (spec `convergence.md`, Decision): THRESHOLD
+            (the narrow nets sit on ReLU kinks; lab notes); kink band 1e-4; the earlier
+            state is the start of the last (Newton) phase.
     """
 
     task: ReluTeacherTask = ReluTeacherTask(n_train=1000)
