@@ -124,7 +124,9 @@ def clarke_critical_point_residuals(
                 s[j] = sj
             with KinkMode(tau, s):
                 p = net.forward_path(X)
-            (g,) = torch.autograd.grad(data_cost(p[-1] @ net.pout.T, Y), p[l], create_graph=True)
+            (g,) = torch.autograd.grad(
+                data_cost(p[-1] @ net.pout.T, Y), p[l], create_graph=True
+            )
             r = theory.critical_point_residual(W[l - 1], A_prev[l - 1], -g / lam, leak)
             return r.pow(2)
 
