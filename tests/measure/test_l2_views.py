@@ -48,3 +48,22 @@ def test_plateau_start():
     assert measure.plateau_start(widths, best, 0.1) == 8.0
     assert measure.plateau_start(widths, best, 0.3) == 4.0
     assert math.isnan(measure.plateau_start([], [], 0.1))
+
+
+def _fan(angles_deg, masses, N=5, seed=0):
+    """Neuron columns in a 2-D plane of R^N at the given angles, scaled by `masses`."""
+    g = torch.Generator().manual_seed(seed)
+    Q, _ = torch.linalg.qr(torch.randn(N, 2, generator=g, dtype=F64))
+    a = torch.tensor(angles_deg, dtype=F64) * math.pi / 180
+    Z = Q @ torch.stack([torch.cos(a), torch.sin(a)])  # [N, n]
+    return Z * torch.tensor(masses, dtype=F64), torch.tensor(masses, dtype=F64)
+
+
+def test_count_rays_2d_groups_by_angle_and_mass():
+    # three rays of 2-3 neurons (spread 4 degrees), one light stray neuron
+    Z, m = _fan([0, 2, 4, 60, 62, 150, 152, 154, 100], [1, 1, 1, 1, 1, 1, 1, 1, 0.01])
+    assert measure.count_rays_2d(Z, m) == 3  # the stray holds < 5 % of the mass
+    assert measure.count_rays_2d(Z, m, mass=1.0) == 4
+    # two directions 20 degrees apart (cosine 0.94 < 0.98) are two rays
+    Z, m = _fan([0, 20], [1, 1])
+    assert measure.count_rays_2d(Z, m) == 2

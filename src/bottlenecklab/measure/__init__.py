@@ -53,6 +53,7 @@ from bottlenecklab.measure._jacobian import (
     log_top_k,
     random_network_slacks,
 )
+from bottlenecklab.measure._l2_balance import feasible_balance
 from bottlenecklab.measure._l2_reformulation import (
     fcnn_layers,
     forces,
@@ -70,7 +71,12 @@ from bottlenecklab.measure._l2_sparsity import (
     plateau_start,
     prune_one_dim,
 )
-from bottlenecklab.measure._l2_views import count_rays, nearest_centroid_accuracy, uncentered_pca
+from bottlenecklab.measure._l2_views import (
+    count_rays,
+    count_rays_2d,
+    nearest_centroid_accuracy,
+    uncentered_pca,
+)
 from bottlenecklab.measure._linear_net import (
     end_to_end_matrix,
     linear_cost_gap,
@@ -176,6 +182,7 @@ __all__ = [
     "best_per_width",
     "bipartite_pattern",
     "count_rays",
+    "count_rays_2d",
     "fcnn_layers",
     "forces",
     "critical_point_residuals",
@@ -208,6 +215,7 @@ __all__ = [
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
+    "feasible_balance",
     "nearest_centroid_accuracy",
     "negative_mass",
     "ntk_along_gd",

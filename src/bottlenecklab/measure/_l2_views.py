@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["count_rays", "nearest_centroid_accuracy", "uncentered_pca"]
+__all__ = ["count_rays", "count_rays_2d", "nearest_centroid_accuracy", "uncentered_pca"]
 
 
 def uncentered_pca(Z: torch.Tensor, view: str, k: int = 2) -> torch.Tensor:
@@ -45,6 +45,39 @@ def count_rays(
         if not any(float(unit[:, i] @ r) > cosine for r in reps):
             reps.append(unit[:, i])
     return len(reps)
+
+
+def count_rays_2d(
+    Z: torch.Tensor, contribution: torch.Tensor, cosine: float = 0.98, mass: float = 0.95
+) -> int:
+    """Rays as paper 004 counts them (Fig 1, by eye): in the uncentered 2-D PCA of the neuron
+    columns of `Z`, the fewest angular groups (cosine `> cosine` to the group's centre
+    direction) that hold `mass` of the total `contribution` (`sum ||w_i|| ||v_i||`; spec
+    Decision "rays as the paper counts them").
+
+    Groups are chosen greedily, each the arc (centred on a neuron's direction) holding the
+    most of the remaining contribution; greedy covering can only over-count the fewest.
+
+    Args:
+        Z: pre-activations `[N, n]`
+        contribution: `[n]`, non-negative.
+    """
+    P = Z.T @ uncentered_pca(Z, "columns")  # [n, 2]
+    norm = P.norm(dim=1)
+    m = torch.where(norm > 0, contribution, torch.zeros_like(contribution)).clone()
+    total = float(contribution.sum())
+    if total <= 0:
+        return 0
+    unit = P / norm.clamp_min(torch.finfo(P.dtype).tiny)[:, None]
+    close = (unit @ unit.T) > cosine  # [n, n]: j in the arc centred on i
+    held, groups = 0.0, 0
+    while held < mass * total and float(m.sum()) > 0:
+        gain = close.to(m.dtype) @ m  # [n] contribution each arc would add
+        i = int(gain.argmax())
+        held += float(gain[i])
+        m = torch.where(close[i], torch.zeros_like(m), m)
+        groups += 1
+    return groups
 
 
 def nearest_centroid_accuracy(P: torch.Tensor, labels: torch.Tensor) -> float:

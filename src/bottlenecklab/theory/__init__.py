@@ -94,7 +94,15 @@ from bottlenecklab.theory._kernels import (
     laplace_kernel,
 )
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
-from bottlenecklab.theory._l2_forces import forces, ridge
+from bottlenecklab.theory._l2_forces import (
+    column_basis,
+    constraint_reaction,
+    feasible_directions,
+    forces,
+    project_feasible,
+    ridge,
+    ridge_eps,
+)
 from bottlenecklab.theory._l2_merging import MERGE_COSINE, merge_layer, prune_one_dim
 from bottlenecklab.theory._l2_reformulation import (
     R_CUTOFF,
@@ -192,6 +200,10 @@ __all__ = [
     "frequency_order",
     "frequency_singular_values",
     "forces",
+    "column_basis",
+    "constraint_reaction",
+    "feasible_directions",
+    "project_feasible",
     "generic_start",
     "geodesic_weights",
     "gp_regression_error",
@@ -248,6 +260,7 @@ __all__ = [
     "representation_term",
     "representation_weights",
     "ridge",
+    "ridge_eps",
     "rk4",
     "rk4_step",
     "shoot",

