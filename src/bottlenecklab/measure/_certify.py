@@ -314,6 +314,7 @@ def minimize_box(
     sizes = [int(t.numel()) for t in s0]
     device = s0[0].device if s0 else "cpu"
     best = [math.inf]
+    scale = [0.0]  # the first value: L-BFGS-B's stopping rule is absolute below 1
 
     def fun(v: np.ndarray) -> tuple[float, np.ndarray]:
         flat = torch.tensor(v, dtype=torch.float64, device=device, requires_grad=True)
@@ -322,8 +323,10 @@ def minimize_box(
         (grad,) = torch.autograd.grad(val, flat, allow_unused=True)
         f = float(val.detach())
         best[0] = min(best[0], f)
+        if scale[0] == 0.0:
+            scale[0] = f if f > 0 else 1.0
         g = np.zeros_like(v) if grad is None else grad.detach().cpu().numpy()
-        return f, g
+        return f / scale[0], g / scale[0]
 
     x0 = torch.cat([t.reshape(-1) for t in s0]).cpu().numpy()
     res = scipy.optimize.minimize(

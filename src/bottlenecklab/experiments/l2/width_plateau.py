@@ -31,13 +31,13 @@ class Config:
     Args:
         widths, seeds: the grid; trend_tol: allowed relative rise of the best loss between
         widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start.
-        certify: the convergence certificate (spec `convergence.md`, Decision):
-            stationarity <= 50 of the regularization force (lam = 1e-4 makes that force
-            tiny next to the data cost of an underfit net): the narrow nets sit on ReLU kinks
-            at 9-19 (kink band 1e-4; width 2: 19.3, width 4: 9.0; digits width 2: 9.2),
-            the wide ones reach 0.15 after Newton, an untrained net 1.4e4 (lab notes);
-            value stability (1/4 of the 2 % trend tolerance) carries the rest. The
-            earlier state is the start of the last (Newton) phase.
+        certify: the convergence certificate (spec `convergence.md`): stationarity <= 0.2
+            of the regularization force, as for the other kinked optima we certify (the
+            leaky ResNets reach 0.06-0.13). The narrow nets measure 9-19 at their kinks
+            (kink band 1e-4; width 2: 19.3, width 4: 9.0), the wide ones 0.15 after Newton,
+            an untrained net 1.4e4 (lab notes): a generalized gradient 10-20 times the
+            regularization force is no critical point, so those widths are reported
+            `not-converged` rather than certified by a looser threshold.
     """
 
     task: ReluTeacherTask = ReluTeacherTask(n_train=1000)
@@ -55,7 +55,7 @@ class Config:
     trend_tol: float = 0.02
     plateau_tol: float = 0.1
     plateau_range: tuple[float, float] = (5.0, 20.0)
-    certify: Gate = Gate(threshold=50.0, tau=1e-4, earlier=0.0)
+    certify: Gate = Gate(threshold=0.2, tau=1e-4, earlier=0.0)
     seed: int = 0
 
 

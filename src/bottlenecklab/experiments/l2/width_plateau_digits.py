@@ -48,7 +48,9 @@ class Config:
     trend_tol: float = 0.02
     plateau_tol: float = 0.1
     plateau_range: tuple[float, float] = (5.0, 20.0)
-    certify: Gate = Gate(threshold=50.0, tau=1e-4, earlier=0.0)
+    certify: Gate = Gate(
+        threshold=0.2, tau=1e-4, earlier=0.0
+    )  # as l2/width-plateau (its docstring)
     seed: int = 0
 
 
