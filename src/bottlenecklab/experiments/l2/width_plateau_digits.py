@@ -50,7 +50,7 @@ class Config:
     plateau_range: tuple[float, float] = (5.0, 20.0)
     certify: Gate = Gate(
         threshold=0.2, tau=1e-4, earlier=0.0
-    )  # as l2/width-plateau (its docstring)
+    )  # as width-plateau
     seed: int = 0
 
 
