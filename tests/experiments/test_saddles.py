@@ -156,7 +156,7 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
 
 
 def test_adjacent_z_is_the_two_proportion_z():
-    from bottlenecklab.experiments.saddles.circle_escape import adjacent_z
+    from bottlenecklab.experiments.saddle.circle_escape import adjacent_z
 
     n = 128
     (z,) = adjacent_z([0.5, 0.6], n)
@@ -330,7 +330,7 @@ def test_plateau_claims_fail_without_an_escape():
 
 
 def test_mnist_paper_preset_names_missing_files(tmp_path, monkeypatch):
-    from bottlenecklab.experiments.saddles.mnist_plateaus import DataConfig, _dataset
+    from bottlenecklab.experiments.saddle.mnist_plateaus import DataConfig, _dataset
 
     monkeypatch.setenv("BOTTLENECKLAB_DATA", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="t10k|train-images"):
