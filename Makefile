@@ -1,7 +1,7 @@
 # Bottleneck Lab — the two commands of the README, and the benchmarks.
 #   make demo   creates .venv, installs, runs one flagship quick experiment per paper, builds the report
 #   make test   creates .venv if needed, installs with dev extras, runs the test suite
-#   make test-slow  every quick preset, asserting all its claims pass (not in `make test`)
+#   make test-slow  every quick preset, asserting its verdicts: passed, findings failed (not in `make test`)
 #   make bench  speed benchmarks (never part of `make test`)
 #   make docs   serves the documentation site on http://127.0.0.1:8000 (rebuilds on edits)
 #   make docs-build  builds it into site/ with --strict (part of `make test`)
@@ -47,7 +47,7 @@ test: $(VENV)/.installed-dev browser
 	$(MKDOCS) build --strict --site-dir $(SITE)
 	BOTTLENECKLAB_DOCS_SITE=$(SITE) $(PY) -m pytest
 
-# Every experiment's quick preset, asserting that all its claims pass (tens of minutes).
+# Every experiment's quick preset, asserting its verdicts (tests/experiments/test_quick_verdicts.py; tens of minutes).
 test-slow: $(VENV)/.installed-dev
 	$(PY) -m pytest -m slow
 

@@ -140,17 +140,6 @@ def test_linear_trained_claims_fail_on_an_untrained_network(tmp_path) -> None:
     assert all(states[c] == "passed" for c in states if c not in trained)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_quick_preset_passes_every_claim(name, tmp_path) -> None:
-    exp = get(name)
-    record = run_experiment(
-        exp, resolve_config(exp, "quick"), tmp_path / "run", preset="quick", progress=False
-    )
-    failed = [(c.id, c.measured) for c in record.claims if not c.passed]
-    assert record.claims and not failed, failed
-
-
 # ------------------------------------------------------------------ fcnn/rank-vs-depth
 
 RANK = "fcnn/rank-vs-depth"

@@ -525,13 +525,3 @@ def test_plateau_claims_not_converged_without_certificate(name, change):
 
 
 # ---------------------------------------------------------------- quick presets
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
-def test_quick_preset_claims_pass(tmp_path, name):
-    exp = get(name)
-    cfg = resolve_config(exp, "quick")
-    record = run_experiment(exp, cfg, tmp_path / "run", preset="quick", progress=False)
-    failed = [(c.id, c.measured, c.expected) for c in record.claims if not c.passed]
-    assert not failed
