@@ -135,7 +135,8 @@ def constraint_reaction(
         g_next: `dC/dZ_{l+1}` `[N, n_{l+1}]`
         W_next: `W^_{l+1}` `[n_{l+1}, n_l]`
         dsigma: `sigma'(Z_l)` `[N, n_l]`
-        U_prev, U: orthonormal bases of col `Zs_{l-1}`, col `Zs_l` (`column_basis`).
+        U_prev: orthonormal basis of col `Zs_{l-1}` (`column_basis`).
+        U: orthonormal basis of col `Zs_l`.
     """
     perp_prev = g - U_prev @ (U_prev.T @ g)
     perp_next = g_next - U @ (U.T @ g_next)

@@ -61,12 +61,16 @@ class Bookkeeper:
         phases: the run's phases (`advance` books steps into them).
         checkpoint_every: steps between checkpoints (to `checkpoint`).
         measure: `(optimizer, lr) -> row` (loss parts, test cost, ...) at the current state.
-        checkpoint, on_log, progress, desc: as in `train`.
+        checkpoint: as in `train`.
+        on_log: as in `train`.
+        progress: as in `train`.
+        desc: as in `train`.
     """
 
-    def __init__(self, model, *, total: int, log_every: int, phases: tuple = (),
-                 checkpoint_every: int = 1, measure=None, checkpoint=None, on_log=None,
-                 progress: bool | None = False, desc: str = "train") -> None:  # fmt: skip
+    def __init__(self, model: Any, *, total: int, log_every: int, phases: tuple = (),
+                 checkpoint_every: int = 1, measure: Any = None, checkpoint: Any = None,
+                 on_log: Any = None, progress: bool | None = False,
+                 desc: str = "train") -> None:  # fmt: skip
         self.model, self.total, self.log_every, self.phases = model, total, log_every, phases
         self.checkpoint_every, self.measure = checkpoint_every, measure
         self.checkpoint, self.on_log = checkpoint, on_log
