@@ -13,6 +13,7 @@ from bottlenecklab.config import ConfigError, to_dict
 from bottlenecklab.experiments import (
     EXPERIMENTS,
     PRESETS,
+    STATES,
     UnknownExperiment,
     get,
     resolve_config,
@@ -22,7 +23,18 @@ from bottlenecklab.experiments import (
 from bottlenecklab.sweeps import FAILED, RunStore
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
-CLAIM_FIELDS = {"id", "source", "statement", "expected", "measured", "passed", "asserted"}
+CLAIM_FIELDS = {
+    "id",
+    "source",
+    "statement",
+    "expected",
+    "measured",
+    "passed",
+    "asserted",
+    "state",
+    "certificate",
+    "finding",
+}
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
@@ -73,6 +85,9 @@ def test_claims_json_entries(smoke_run):
     for c in claims:
         assert set(c) == CLAIM_FIELDS
         assert isinstance(c["passed"], bool) and isinstance(c["asserted"], bool)
+        assert c["state"] in STATES
+        if c["asserted"]:  # a reported number keeps `passed` = measured (finite)
+            assert c["passed"] == (c["state"] == "passed")
         assert c["source"].startswith("00")
         assert isinstance(c["expected"], str | int | float)
     assert len({c["id"] for c in claims}) == len(claims)
