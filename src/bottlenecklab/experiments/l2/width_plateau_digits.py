@@ -48,9 +48,7 @@ class Config:
     trend_tol: float = 0.02
     plateau_tol: float = 0.1
     plateau_range: tuple[float, float] = (5.0, 20.0)
-    certify: Gate = Gate(
-        threshold=0.2, tau=1e-4, earlier=0.0
-    )  # as width-plateau
+    certify: Gate = Gate(threshold=0.2, tau=1e-4, earlier=0.0)  # as width-plateau
     seed: int = 0
 
 
