@@ -140,7 +140,7 @@ def test_clarke_residual_never_exceeds_the_plain_one() -> None:
     clarke = clarke_critical_point_residuals(net, X, Y, 0.1)
     assert np.all(clarke <= plain * (1 + 1e2 * EPS))
     # Only layer 1's momentum passes through the kinks of relu(A_1); later layers' do not.
-    np.testing.assert_array_equal(clarke[1:], plain[1:])
+    np.testing.assert_allclose(clarke[1:], plain[1:], rtol=1e2 * EPS)
 
 
 def test_clarke_residual_equals_the_plain_one_without_kinks() -> None:
@@ -150,7 +150,7 @@ def test_clarke_residual_equals_the_plain_one_without_kinks() -> None:
     )
     plain = cp_residuals(net, data.x_train, data.y_train, 0.1)
     clarke = clarke_critical_point_residuals(net, data.x_train, data.y_train, 0.1)
-    np.testing.assert_array_equal(clarke, plain)
+    np.testing.assert_allclose(clarke, plain, rtol=1e2 * EPS)  # two code paths: round-off
 
 
 @pytest.mark.parametrize(
