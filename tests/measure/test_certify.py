@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from bottlenecklab.measure import certify, clarke_critical_point_residuals
+from bottlenecklab.measure import certify, clarke_critical_point_residuals, leaky_resnet_layers
 from bottlenecklab.measure import critical_point_residuals as cp_residuals
 from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
@@ -82,6 +84,25 @@ def test_minimum_on_a_kink_is_certified_although_the_gradient_stays(slope: float
     assert cert.stationarity <= 1e3 * EPS and cert.converged
 
 
+@pytest.mark.parametrize("slope", [0.1, 0.5])
+def test_the_selected_derivatives_replay_the_smallest_generalized_gradient(slope) -> None:
+    """`cert.derivatives` is the selection behind `stationarity`: the gradient computed
+    with it (`KinkDerivatives.mode`) has exactly that relative norm."""
+    lam = 0.3
+    net = KinkMinimum(lam, slope)
+    X, Y = torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)
+    cert = certify(net, (X, Y), lam)
+    with cert.derivatives.mode():
+        loss = nn.functional.mse_loss(net(X), Y) + lam * sum(
+            p.pow(2).sum() for p in net.parameters()
+        )
+    g = torch.autograd.grad(loss, list(net.parameters()))
+    norm = float(torch.cat([t.reshape(-1) for t in g]).norm())
+    assert norm / cert.reg_force == pytest.approx(cert.stationarity, abs=1e3 * EPS)
+    assert [t.numel() for t in cert.derivatives.s] == list(cert.kinks)
+    assert all(float(t.min()) >= 0.0 and float(t.max()) <= 1.0 for t in cert.derivatives.s)
+
+
 def test_moving_off_the_kink_is_not_certified() -> None:
     lam = 0.3
     net = KinkMinimum(lam, 0.25)
@@ -141,6 +162,39 @@ def test_clarke_residual_never_exceeds_the_plain_one() -> None:
     assert np.all(clarke <= plain * (1 + 1e2 * EPS))
     # Only layer 1's momentum passes through the kinks of relu(A_1); later layers' do not.
     np.testing.assert_allclose(clarke[1:], plain[1:], rtol=1e2 * EPS)
+
+
+def test_clarke_residual_does_not_depend_on_how_it_is_solved(monkeypatch) -> None:
+    """The exact solve in layer chunks (one layer at a time) gives the all-layers result;
+    the L-BFGS-B route (beyond `MAX_EXACT` kinks) reaches it within its tolerance."""
+    from bottlenecklab.measure import _hamiltonian
+
+    net, X, Y = _leaky_net_with_a_kink()
+    whole = clarke_critical_point_residuals(net, X, Y, 0.1)
+    monkeypatch.setattr(_hamiltonian, "CLARKE_EXACT", 1)
+    np.testing.assert_allclose(
+        clarke_critical_point_residuals(net, X, Y, 0.1), whole, rtol=1e4 * EPS
+    )
+    monkeypatch.setattr(_hamiltonian, "MAX_EXACT", 0)
+    iterative = clarke_critical_point_residuals(net, X, Y, 0.1)
+    np.testing.assert_allclose(iterative, whole, rtol=1e-6, atol=1e-8)
+
+
+def test_clarke_momenta_do_not_jump_with_the_sign_of_a_kink() -> None:
+    """A kink entry's sign at round-off level (a 1e-14 bias, either sign) flips autograd's
+    `sigma'`, and with it layer 1's `H` (`rank_H_autograd`); the momenta of the certificate's
+    selection (`clarke=True`) give the same `H` both ways."""
+    net, X, Y = _leaky_net_with_a_kink()
+    tables = []
+    for sign in (1.0, -1.0):
+        n = copy.deepcopy(net)
+        with torch.no_grad():
+            n.weights[0, :, -1] = sign * 1e-14
+        tables.append(leaky_resnet_layers(n, X, Y, 0.1, clarke=True))
+    auto = [t.column("rank_H_autograd")[0] for t in tables]
+    clarke = [t.column("rank_H")[0] for t in tables]
+    assert abs(auto[0] - auto[1]) > 1e-3 * max(abs(a) for a in auto)
+    assert clarke[0] == pytest.approx(clarke[1], rel=1e6 * EPS)
 
 
 def test_clarke_residual_equals_the_plain_one_without_kinks() -> None:

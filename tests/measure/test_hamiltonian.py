@@ -260,13 +260,14 @@ def test_every_quantity_sits_at_its_own_depth(tiny_net, tiny_data):
 
 
 def test_clarke_column_is_the_clarke_residual_beside_the_plain_one(tiny_net, tiny_data):
-    """`clarke=True` adds `cp_residual_clarke` (`clarke_critical_point_residuals`) and its
-    median to the summary; without it neither appears."""
-    from bottlenecklab.measure import clarke_critical_point_residuals
+    """`clarke=True` adds `cp_residual_clarke` (`clarke_critical_point_residuals` from the
+    certificate's selection) and its median to the summary; without it neither appears."""
+    from bottlenecklab.measure import certify, clarke_critical_point_residuals
 
     X, Y = tiny_data.x_train, tiny_data.y_train
     table = leaky_resnet_layers(tiny_net, X, Y, LAM, clarke=True)
-    expected = clarke_critical_point_residuals(tiny_net, X, Y, LAM)
+    der = certify(tiny_net, (X, Y), LAM).derivatives
+    expected = clarke_critical_point_residuals(tiny_net, X, Y, LAM, derivatives=der)
     np.testing.assert_array_equal(table.column("cp_residual_clarke"), expected)
     eps = np.finfo(np.float64).eps
     assert np.all(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,13 +30,38 @@ from torch.overrides import TorchFunctionMode
 
 from bottlenecklab.tasks import COSTS, Dataset
 
-__all__ = ["Certificate", "KinkMode", "certify", "kink_forward"]
+__all__ = ["Certificate", "KinkDerivatives", "KinkMode", "certify", "kink_forward"]
 
 TAU = 1e-6  # the kink band in units of the call's rms pre-activation (float64)
 THRESHOLD = 1e-2  # default stationarity threshold of a converged network
 
 _RELUS = {torch.relu, F.relu, torch.Tensor.relu, torch.relu_, torch.Tensor.relu_, F.relu_}
 _LEAKY = {F.leaky_relu, F.leaky_relu_}
+
+
+@dataclass(frozen=True)
+class KinkDerivatives:
+    """The derivatives on the kink set at which the generalized gradient is smallest: the
+    chain-rule selection of the (nonsmooth) critical point.
+
+    Args:
+        masks: the kink set of each nonlinearity call, in call order (bool, shaped like
+            that call's pre-activation `[N, ...]`).
+        s: per call, the derivative parameter `s in [0, 1]` of its kink entries (in the
+            mask's row-major order; the derivative is `a + s (1 - a)`, `a` the slope).
+        tau: the kink band the masks were found with.
+
+    `KinkMode(tau, s, masks)` replays the selection in any forward pass over the same rows
+    that makes the same nonlinearity calls (e.g. `LeakyResNet.forward_path`).
+    """
+
+    masks: tuple[torch.Tensor, ...]
+    s: tuple[torch.Tensor, ...]
+    tau: float
+
+    def mode(self) -> KinkMode:
+        """A `KinkMode` that applies these derivatives."""
+        return KinkMode(self.tau, list(self.s), masks=list(self.masks))
 
 
 @dataclass(frozen=True)
@@ -52,6 +77,8 @@ class Certificate:
         kinks: kink-set size per nonlinearity call, in call order; entries: their sizes.
         tau: the kink band (`|z| <= tau rms(z)`); threshold: the stationarity threshold.
         iterations: iterations of the minimization over `s` (0 without kinks).
+        derivatives: the minimizing derivatives on the kink set (`KinkDerivatives`; with
+            no kink, autograd's): the momenta of the critical point are computed with them.
     """
 
     stationarity: float
@@ -63,6 +90,7 @@ class Certificate:
     tau: float
     threshold: float
     iterations: int
+    derivatives: KinkDerivatives | None = field(default=None, compare=False, repr=False)
 
     @property
     def converged(self) -> bool:
@@ -204,9 +232,13 @@ def certify(
     entries = tuple(int(c.z.numel()) for c in calls)
     smooth = grad_norm / scale
     best, iters = smooth, 0
+    s_best = [(c.z[c.mask] > 0).to(X.dtype) for c in calls]  # autograd's derivative
     if sum(kinks):
-        value, iters = _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter)
-        best = min(smooth, math.sqrt(max(value, 0.0)) / scale)
+        value, iters, s_min = _min_generalized_gradient(
+            net, forward, cost_fn, X, Y, lam, calls, max_iter
+        )
+        if math.sqrt(max(value, 0.0)) / scale < smooth:
+            best, s_best = math.sqrt(max(value, 0.0)) / scale, s_min
     return Certificate(
         stationarity=best,
         smooth_stationarity=smooth,
@@ -217,11 +249,17 @@ def certify(
         tau=tau,
         threshold=threshold,
         iterations=iters,
+        derivatives=KinkDerivatives(
+            masks=tuple(c.mask for c in calls),
+            s=tuple(t.detach() for t in s_best),
+            tau=tau,
+        ),
     )
 
 
 def _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter):
-    """`min_s ||g(s)||^2` with the derivative free on the kink set; `(value, iterations)`.
+    """`min_s ||g(s)||^2` with the derivative free on the kink set; `(value, iterations,
+    s)`, `s` one tensor per call (its kink entries, in the mask's order).
 
     The cost is a mean over samples and the forward pass treats samples independently, so
     the gradient splits into the rows with a kink (recomputed for each `s`) and all the
@@ -258,7 +296,8 @@ def _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter)
 
     flat0 = torch.cat(s0)
     if len(flat0) <= MAX_EXACT:
-        return _box_gauss_newton(gradient, flat0)
+        value, iters, flat = _box_gauss_newton(gradient, flat0)
+        return value, iters, list(torch.split(flat, sizes))
 
     def objective(s: list[torch.Tensor]) -> torch.Tensor:
         return gradient(torch.cat(s), graph=True).pow(2).sum()
@@ -269,14 +308,16 @@ def _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter)
 MAX_EXACT = 512  # kink entries up to which the Jacobian in s is formed column by column
 
 
-def _box_gauss_newton(gradient, s: torch.Tensor, rounds: int = 8) -> tuple[float, int]:
+def _box_gauss_newton(
+    gradient, s: torch.Tensor, rounds: int = 8
+) -> tuple[float, int, torch.Tensor]:
     """`min ||g(s)||^2` over `s in [0, 1]^K` for `g` affine in each coordinate of `s`.
 
     Each coordinate enters the chain rule once, so a column of the Jacobian is the exact
     difference `g(s + e_k) - g(s)`; the box-constrained linear least-squares problem is
     solved exactly (`scipy.optimize.lsq_linear`) and re-linearized where kinks interact
-    (several kinks along one sample's path). Returns the smallest `||g||^2` evaluated and
-    the number of rounds.
+    (several kinks along one sample's path). Returns the smallest `||g||^2` evaluated, the
+    number of rounds and the `s` that gave it.
     """
     g = gradient(s).detach()
     best = float(g.pow(2).sum())
@@ -297,23 +338,24 @@ def _box_gauss_newton(gradient, s: torch.Tensor, rounds: int = 8) -> tuple[float
         if not value < best * (1 - 1e-9):
             break
         s, g, best = s_new, g_new, value
-    return best, done
+    return best, done, s
 
 
 def minimize_box(
     objective: Callable[[list[torch.Tensor]], torch.Tensor],
     s0: list[torch.Tensor],
     max_iter: int,
-) -> tuple[float, int]:
+) -> tuple[float, int, list[torch.Tensor]]:
     """`min objective(s)` over `s in [0, 1]` (L-BFGS-B on the concatenated vector).
 
     `objective` maps a list of tensors shaped like `s0` to a differentiable scalar.
-    Returns the smallest value evaluated (every evaluated `s` is feasible) and the
-    iteration count.
+    Returns the smallest value evaluated (every evaluated `s` is feasible), the iteration
+    count and the `s` that gave it (shaped like `s0`).
     """
     sizes = [int(t.numel()) for t in s0]
     device = s0[0].device if s0 else "cpu"
     best = [math.inf]
+    arg = [None]
     scale = [0.0]  # the first value: L-BFGS-B's stopping rule is absolute below 1
 
     def fun(v: np.ndarray) -> tuple[float, np.ndarray]:
@@ -322,7 +364,8 @@ def minimize_box(
         val = objective(parts)
         (grad,) = torch.autograd.grad(val, flat, allow_unused=True)
         f = float(val.detach())
-        best[0] = min(best[0], f)
+        if f < best[0]:
+            best[0], arg[0] = f, v.copy()
         if scale[0] == 0.0:
             scale[0] = f if f > 0 else 1.0
         g = np.zeros_like(v) if grad is None else grad.detach().cpu().numpy()
@@ -337,7 +380,9 @@ def minimize_box(
         bounds=[(0.0, 1.0)] * len(x0),
         options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-12},
     )
-    return best[0], int(res.nit)
+    flat = torch.as_tensor(arg[0] if arg[0] is not None else x0, dtype=torch.float64)
+    parts = [t.reshape(s.shape) for t, s in zip(torch.split(flat.to(device), sizes), s0)]
+    return best[0], int(res.nit), parts
 
 
 def _norm(grads: Sequence[torch.Tensor | None]) -> float:

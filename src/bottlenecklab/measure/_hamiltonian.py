@@ -6,16 +6,25 @@ momentum `B_l` with the layer's input `A_{l-1}` (spec `leaky-resnets.md`, "Measu
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import statistics
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.optimize
 import torch
 
 from bottlenecklab import theory
-from bottlenecklab.measure._certify import TAU, KinkMode, minimize_box
+from bottlenecklab.measure._certify import (
+    MAX_EXACT,
+    TAU,
+    KinkDerivatives,
+    KinkMode,
+    certify,
+    minimize_box,
+)
 from bottlenecklab.measure._coi import as_float64, features
 from bottlenecklab.measure._representation import coi_columns
 from bottlenecklab.tasks import data_cost
@@ -58,22 +67,29 @@ def layer_series(rows: list[dict[str, Any]], name: str) -> tuple[np.ndarray, np.
     )
 
 
-def momenta(model: Any, X: Any, Y: Any, lam: float) -> tuple[list[torch.Tensor], torch.Tensor]:
+def momenta(
+    model: Any, X: Any, Y: Any, lam: float, *, derivatives: KinkDerivatives | None = None
+) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Path and momenta of a leaky ResNet in float64 (paper 000, §1.1).
 
-    `B_l = -(1/lam) dC/dA_l` by autograd of the *data* cost only.
+    `B_l = -(1/lam) dC/dA_l` by autograd of the *data* cost only; with `derivatives`, the
+    ReLU derivative on the kink set is theirs (`certify(...).derivatives`: the momenta of
+    the nonsmooth critical point, continuous in the weights where autograd's `sigma'(0) = 0`
+    jumps with the sign of a pre-activation at round-off level).
 
     Args:
         model: a `LeakyResNet` (not modified: a float64 copy is used).
         X: inputs `[N, d_in]`
         Y: targets `[N, d_out]`
         lam: the weight decay `lambda`.
+        derivatives: the kink set's derivatives (same rows `X`), or None for autograd's.
     Returns:
         `path` `[A_0..A_L]` and `B` `[L, N, w]` (`B[l-1]` is `B_l`), detached.
     """
     net = copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
     X, Y = as_float64(X), as_float64(Y)
-    path = net.forward_path(X)
+    with derivatives.mode() if derivatives is not None else contextlib.nullcontext():
+        path = net.forward_path(X)
     C = data_cost(path[-1] @ net.pout.T, Y)
     grads = torch.autograd.grad(C, path[1:])
     B = -torch.stack(grads) / lam  # [L, N, w]
@@ -92,46 +108,110 @@ def critical_point_residuals(model: Any, X: Any, Y: Any, lam: float) -> np.ndarr
 
 
 def clarke_critical_point_residuals(
-    model: Any, X: Any, Y: Any, lam: float, *, tau: float = TAU, max_iter: int = 50
+    model: Any,
+    X: Any,
+    Y: Any,
+    lam: float,
+    *,
+    tau: float = TAU,
+    derivatives: KinkDerivatives | None = None,
+    max_iter: int = 50,
 ) -> np.ndarray:
     """Per-layer critical-point residual in its Clarke form, `[L]`, float64 (spec
     `convergence.md`, item 4): `min_s ||W_l - L~ B_l(s)^T S_{l-1}|| / ||W_l||`, where
     `B_l(s)` backpropagates with the ReLU derivative free in `[0, 1]` on the kink set of
-    every later layer (`|A| <= tau rms(A)`), chosen per layer. Starts from autograd's
-    derivative, so it never exceeds `critical_point_residuals`, and equals it where no
-    later layer has a kink.
+    every later layer (`|A| <= tau rms(A)`), chosen per layer.
+
+    Starts from `derivatives` (the certificate's, `certify(...).derivatives`; default
+    autograd's) and never exceeds the residual at autograd's derivative
+    (`critical_point_residuals`), which it equals where no later layer has a kink. Each
+    kink entry enters `B_l` through one chain-rule factor, so one backward pass per entry
+    gives the exact change of every layer's residual in that coordinate; the per-layer
+    box least-squares problems (`lsq_linear`) are then solved and their solutions
+    evaluated exactly (layers in chunks of at most `CLARKE_EXACT` stored numbers). Beyond
+    `MAX_EXACT` kink entries it minimizes per layer with L-BFGS-B (`max_iter` iterations).
     """
     leak = float(model.leak)
     net = copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
     X, Y = as_float64(X), as_float64(Y)
     W = net.weights.detach()  # [L, w, w+1]
-    rec = KinkMode(tau)
+    rec = KinkMode(tau, masks=None if derivatives is None else list(derivatives.masks))
     with rec:
         path = net.forward_path(X)
     calls = rec.calls  # call j applies relu to A_j (j = 0..L-1)
+    masks = [c.mask for c in calls]
     C = data_cost(path[-1] @ net.pout.T, Y)
-    B = -torch.stack(torch.autograd.grad(C, path[1:])) / lam  # [L, N, w]
-    A_prev = torch.stack([A.detach() for A in path[:-1]])
-    out = theory.critical_point_residual(W, A_prev, B, leak).numpy().copy()
-    s0 = [(c.z[c.mask] > 0).to(torch.float64) for c in calls]
-    for l in range(1, len(path)):
-        free = [j for j in range(l, len(calls)) if int(calls[j].mask.sum())]
-        if not free:
+    B_auto = -torch.stack(torch.autograd.grad(C, path[1:])) / lam  # [L, N, w]
+    A_prev = torch.stack([A.detach() for A in path[:-1]])  # [L, N, w]
+    S_prev = theory.sigma(A_prev)  # [L, N, w+1]
+    out = theory.critical_point_residual(W, A_prev, B_auto, leak).numpy().copy()
+    s0 = (
+        [(c.z[c.mask] > 0).to(torch.float64) for c in calls]
+        if derivatives is None
+        else [t.to(torch.float64) for t in derivatives.s]
+    )
+    sizes = [int(t.numel()) for t in s0]
+    K, (L, w, w1) = sum(sizes), W.shape
+    if K == 0:
+        return out
+
+    def residuals(flat: torch.Tensor) -> torch.Tensor:
+        """`W_l - L~ B_l(s)^T S_{l-1}` for every layer, `[L, w, w+1]`."""
+        with KinkMode(tau, list(torch.split(flat, sizes)), masks=masks):
+            p = net.forward_path(X)
+        B = -torch.stack(torch.autograd.grad(data_cost(p[-1] @ net.pout.T, Y), p[1:])) / lam
+        return W - leak * B.transpose(-1, -2) @ S_prev
+
+    norms = W.norm(dim=(-2, -1)).clamp_min(1e-300)
+    flat0 = torch.cat(s0)
+    r0 = residuals(flat0)
+    out = np.minimum(out, (r0.norm(dim=(-2, -1)) / norms).numpy())
+    # the first layer whose B_l a kink entry of call j reaches is l = j (B_l <- calls >= l)
+    call_of = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
+    if K <= MAX_EXACT:
+        # Layers in chunks, so that the stored columns stay below CLARKE_EXACT numbers.
+        chunk = max(1, CLARKE_EXACT // (K * w * w1))
+        for lo in range(0, L, chunk):
+            hi = min(L, lo + chunk)
+            cols = torch.empty(hi - lo, w * w1, K, dtype=torch.float64)
+            for k in range(K):
+                step = 1.0 if flat0[k] < 0.5 else -1.0
+                e = flat0.clone()
+                e[k] += step
+                cols[:, :, k] = ((residuals(e)[lo:hi] - r0[lo:hi]) * step).reshape(hi - lo, -1)
+            for l in range(lo + 1, hi + 1):
+                free = (call_of >= l).nonzero().squeeze(1)
+                if not len(free):
+                    continue
+                J = cols[l - 1 - lo][:, free].numpy()
+                target = J @ flat0[free].numpy() - r0[l - 1].reshape(-1).numpy()
+                sol = scipy.optimize.lsq_linear(J, target, bounds=(0.0, 1.0), method="bvls")
+                trial = flat0.clone()
+                trial[free] = torch.as_tensor(sol.x, dtype=torch.float64).clamp(0.0, 1.0)
+                r = residuals(trial)[l - 1].norm() / norms[l - 1]
+                out[l - 1] = min(out[l - 1], float(r))
+        return out
+    for l in range(1, L + 1):
+        free_calls = [j for j in range(l, len(calls)) if sizes[j]]
+        if not free_calls:
             continue
 
-        def objective(s_free: list[torch.Tensor], l: int = l, free: list[int] = free):
+        def objective(s_free: list[torch.Tensor], l: int = l, free: list[int] = free_calls):
             s = list(s0)
             for j, sj in zip(free, s_free):
                 s[j] = sj
-            with KinkMode(tau, s):
+            with KinkMode(tau, s, masks=masks):
                 p = net.forward_path(X)
             (g,) = torch.autograd.grad(data_cost(p[-1] @ net.pout.T, Y), p[l], create_graph=True)
             r = theory.critical_point_residual(W[l - 1], A_prev[l - 1], -g / lam, leak)
             return r.pow(2)
 
-        value, _ = minimize_box(objective, [s0[j] for j in free], max_iter)
+        value, _, _ = minimize_box(objective, [s0[j] for j in free_calls], max_iter)
         out[l - 1] = min(out[l - 1], float(np.sqrt(max(value, 0.0))))
     return out
+
+
+CLARKE_EXACT = 2 * 10**7  # Jacobian numbers (K w (w+1) per layer) stored at once (160 MB)
 
 
 def hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
@@ -174,6 +254,7 @@ def leaky_resnet_layers(
     gamma0: float = 1e-3,
     top: int = 10,
     clarke: bool = False,
+    tau: float = TAU,
 ) -> LayerTable:
     """The per-layer table of paper 000's quantities, in float64 on the training set.
 
@@ -191,6 +272,7 @@ def leaky_resnet_layers(
       `cp_residual` = `||W_l - L~ B_l^T S_{l-1}||_F / ||W_l||_F` (0 at a critical point);
       `cp_residual_clarke` (only with `clarke=True`): the same in its Clarke form
       (`clarke_critical_point_residuals`: `sigma'(0)` free in `[0, 1]` on the kinks);
+      `rank_H_autograd` (only with `clarke=True`): `rank_H` with autograd's momenta;
       `B_norm` = `||B_l||_F`, `BS_norm` = `||B_l^T S_{l-1}||_F`, `V_norm` = `||V_l||_{K+gamma I}`;
       `negative_mass` = `(||A_l||^2 - ||relu(A_l)||^2) / ||A_l||^2` (Prop 5);
       `W_norm_sq` = `||W_l||_F^2`, `bias_norm_sq` = `||b_l||^2` (Prop 10).
@@ -202,14 +284,23 @@ def leaky_resnet_layers(
         lam: weight decay `lambda > 0`.
         gamma0: relative ridge of the stable quantities
         top: singular values kept per layer.
-        clarke: also compute `cp_residual_clarke` (one small box-constrained minimization
-            per layer with a kink after it: seconds to minutes, see the lab notes).
+        clarke: take the momenta of the nonsmooth critical point: `B_l` with the ReLU
+            derivative on the kink set that the certificate selects
+            (`certify(...).derivatives`), for `H`, `rank_H`, `B_norm`, `BS_norm`;
+            autograd's `sigma'(0) = 0` makes them jump when a pre-activation on a kink
+            changes sign at round-off level. Adds `cp_residual_clarke` and
+            `rank_H_autograd`. `cp_residual` stays autograd's form.
+        tau: the kink band of `clarke`.
     """
     leak = float(model.leak)
     if leak <= 0:
         raise ValueError("the Hamiltonian needs an effective depth L~ > 0")
-    cp_clarke = clarke_critical_point_residuals(model, X, Y, lam) if clarke else None
-    path, B = momenta(model, X, Y, lam)
+    path, B_auto = momenta(model, X, Y, lam)
+    B, cp_clarke = B_auto, None
+    if clarke:
+        der = certify(model, (X, Y), lam, tau=tau).derivatives
+        _, B = momenta(model, X, Y, lam, derivatives=der)
+        cp_clarke = clarke_critical_point_residuals(model, X, Y, lam, tau=tau, derivatives=der)
     W = model.weights.detach().to(device="cpu", dtype=torch.float64)  # [L, w, w+1]
     rho = model.rho.detach().to(device="cpu", dtype=torch.float64)
     p = torch.cumsum(rho, 0)
@@ -251,7 +342,9 @@ def leaky_resnet_layers(
                 "rank_H_gamma": -2.0 / leak * H_gamma,
                 **coi,
                 "stable_rank": float(theory.stable_rank(A, singular_values=s_A)),
-                "cp_residual": float(theory.critical_point_residual(Wl, A_prev, Bl, leak, BS=BS)),
+                "cp_residual": float(
+                    theory.critical_point_residual(Wl, A_prev, B_auto[l - 1], leak)
+                ),
                 "B_norm": float(Bl.norm()),
                 "BS_norm": float(BS.norm()),
                 "V_norm": float(np.sqrt(max(v2, 0.0))),
@@ -262,6 +355,8 @@ def leaky_resnet_layers(
         )
         if cp_clarke is not None:
             rows[-1]["cp_residual_clarke"] = float(cp_clarke[l - 1])
+            H_auto = float(theory.hamiltonian(A_prev, B_auto[l - 1], leak))
+            rows[-1]["rank_H_autograd"] = -2.0 / leak * H_auto
         for name, values in (("W", torch.linalg.svdvals(Wl)), ("A", s_A)):
             for i, s in enumerate(values[:top].tolist()):
                 spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
@@ -284,10 +379,9 @@ def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
         out[f"{name}_max"] = max(col)
     out["coi_gamma_min"] = float(table.column("coi_gamma").min())
     out["cp_residual_median"] = statistics.median(table.column("cp_residual").tolist())
-    if table.rows and "cp_residual_clarke" in table.rows[0]:
-        out["cp_residual_clarke_median"] = statistics.median(
-            table.column("cp_residual_clarke").tolist()
-        )
+    for name in ("cp_residual_clarke", "rank_H_autograd"):
+        if table.rows and name in table.rows[0]:
+            out[f"{name}_median"] = statistics.median(table.column(name).tolist())
     # Conditioning of the relaxed kernels (S^T S + gamma I): above ILL_CONDITIONED the
     # relaxed COI and kinetic terms keep fewer than ~6 of float64's digits; flagged, not hidden.
     out["kernel_cond_max"] = float(table.column("kernel_cond").max())
