@@ -3,10 +3,11 @@
     python tools/results_tables.py runs/reproduce-quick [--readme README.md]
 
 Writes, between the README's `<!-- results:begin -->` and `<!-- results:end -->` markers,
-the table of every experiment (claims by state, wall time) and "What does not pass" —
-the registered findings (`bottlenecklab.experiments.FINDINGS`) with the run's measured
-value, then every other claim that is not `passed` with its state and reason. Numbers come
-from the run's files only; nothing is typed by hand. Exit 2 with one line on a bad folder.
+the run's wall time, the table of every experiment (claims by state, its points' time)
+and "What does not pass": the registered findings (`experiments.FINDINGS`) with the
+run's measured value, then every other claim that is not `passed` with its state and
+reason. Numbers come from the run's files only; nothing is typed by hand. Exit 2 with one
+line on a bad folder.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from bottlenecklab.experiments import (
     count_states,
     finding_of,
     load_run,
+    point_time_s,
     state_of,
+    total_wall_s,
 )
 from bottlenecklab.report import find_runs
 
@@ -45,20 +48,20 @@ def tables(root: Path) -> str:
         raise ValueError(f"no run folders under {root}")
     records.sort(key=lambda r: (EXPERIMENTS[r.name].source, r.name))
     total = count_states([c for r in records for c in r.claims])
-    wall = sum(float(r.meta.get("wall_s") or 0) for r in records)
+    wall = total_wall_s([r.meta for r in records])
     presets = sorted({str(r.meta.get("preset")) for r in records})
     lines = [
         f"`bottlenecklab reproduce` ({', '.join(presets)} preset), {len(records)} experiments, "
         f"{wall / 60:.1f} min of run time in all: {_cell(total)}.",
         "",
-        "| experiment | source | reproduces | claims | wall |",
+        "| experiment | source | reproduces | claims | point time |",
         "|---|---|---|---|---|",
     ]
     for r in records:
         exp = EXPERIMENTS[r.name]
         lines.append(
             f"| `{r.name}` | {exp.source} | {exp.title} | {_cell(count_states(r.claims))} "
-            f"| {float(r.meta.get('wall_s') or 0):.0f} s |"
+            f"| {point_time_s(r.meta):.0f} s |"
         )
     lines += ["", "What does not pass, and why:", ""]
     for f in FINDINGS:

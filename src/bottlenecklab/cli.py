@@ -292,44 +292,51 @@ def _saved_config(exp, out: Path, args, overrides):
 
 
 def _execute(exp, cfg, out, preset, overrides, device, resume, quiet, executor, threads, ensemble):
-    from bottlenecklab.experiments import check_resumable, run_experiment, state_of, states_line
+    from bottlenecklab.experiments import Job
+
+    job = Job(exp, cfg, out, preset, overrides, resume)
+    return _execute_all([job], device, quiet, executor, threads, ensemble)[0]
+
+
+def _execute_all(jobs, device, quiet, executor, threads, ensemble):
+    """Run `jobs` (`run_experiments`), print each one's verdicts and render its summary."""
+    from bottlenecklab.experiments import check_resumable, run_experiments, state_of, states_line
     from bottlenecklab.report import render_run
     from bottlenecklab.training import CheckpointError
 
+    def report(record) -> None:
+        summary = render_run(record)
+        _say(f"{record.name}: {states_line(record.claims)}")
+        for c in record.claims:
+            mark = state_of(c).upper()
+            why = f" ({c.certificate['reason']})" if (c.certificate or {}).get("reason") else ""
+            _say(f"  [{mark}] {c.id}: measured {c.measured}, expected {c.expected}{why}")
+        _say(f"  summary: {summary}")
+        _say(f"  figures: {record.out / 'figures'}")
+
     try:
-        if resume == "strict":
-            check_resumable(out, exp, cfg)
-        record = run_experiment(
-            exp,
-            cfg,
-            out,
-            preset=preset,
-            overrides=overrides,
+        for job in jobs:
+            if job.resume == "strict":
+                check_resumable(job.out, job.exp, job.cfg)
+        return run_experiments(
+            jobs,
             device=device,
-            resume=resume,
             progress=False if quiet else None,
             log=_say,
             executor=executor,
             threads=threads,
             ensemble=ensemble,
+            on_record=report,
         )
     except CheckpointError as e:
         raise BadInput(f"--resume: {e}") from None
     except KeyboardInterrupt:
-        _say(
-            f"interrupted: checkpoints kept; continue with: bottlenecklab run {exp.name} "
-            f"--resume --out {out}"
-        )
+        if len(jobs) == 1:
+            hint = f"bottlenecklab run {jobs[0].exp.name} --resume --out {jobs[0].out}"
+        else:
+            hint = "the same reproduce command (finished points are kept)"
+        _say(f"interrupted: checkpoints kept; continue with: {hint}")
         raise SystemExit(EXIT_INTERRUPTED) from None
-    summary = render_run(record)
-    _say(f"{exp.name}: {states_line(record.claims)}")
-    for c in record.claims:
-        mark = state_of(c).upper()
-        why = f" ({c.certificate['reason']})" if (c.certificate or {}).get("reason") else ""
-        _say(f"  [{mark}] {c.id}: measured {c.measured}, expected {c.expected}{why}")
-    _say(f"  summary: {summary}")
-    _say(f"  figures: {out / 'figures'}")
-    return record
 
 
 def _reproduce(args) -> int:
@@ -357,9 +364,11 @@ def _reproduce(args) -> int:
 
 
 def _reproduce_all(args, names, root, device, executor, threads) -> int:
-    from bottlenecklab.experiments import EXPERIMENTS, resolve_config, state_of
+    """Every experiment of `names` into `root/NAME`, their points queued together on one
+    executor (`run_experiments`); a folder with the same config is continued."""
+    from bottlenecklab.experiments import EXPERIMENTS, Job, resolve_config, state_of
 
-    failed = 0
+    jobs = []
     for name in names:
         exp = EXPERIMENTS[name]
         cfg = resolve_config(exp, args.preset)
@@ -370,21 +379,9 @@ def _reproduce_all(args, names, root, device, executor, threads) -> int:
             if saved != json.loads(json.dumps(to_dict(cfg))):
                 raise BadInput(f"{out} holds a run with another config: use another --out")
             resume = True  # same config: finished points are reused, the rest continued
-        record = _execute(
-            exp,
-            cfg,
-            out,
-            args.preset,
-            {},
-            device,
-            resume,
-            args.quiet,
-            executor,
-            threads,
-            args.ensemble or 0,
-        )
-        failed += sum(state_of(c) != "passed" for c in record.claims if c.asserted)
-    return failed
+        jobs.append(Job(exp, cfg, out, args.preset, {}, resume))
+    records = _execute_all(jobs, device, args.quiet, executor, threads, args.ensemble or 0)
+    return sum(state_of(c) != "passed" for r in records for c in r.claims if c.asserted)
 
 
 def _sweep(args) -> int:

@@ -169,3 +169,25 @@ def test_resolve_device(device):
 def test_resolve_device_refuses_unknown():
     with pytest.raises(ConfigError):
         resolve_device("tpu")
+
+
+def test_experiments_sharing_one_executor_give_their_own_results(tmp_path, smoke_record):
+    """`run_experiments` queues two experiments' points on one pool: each run folder holds
+    the claims a run of its own gives, its own point time, and the shared wall time
+    counts once (`total_wall_s`)."""
+    from bottlenecklab.experiments import Job, run_experiments, total_wall_s
+    from bottlenecklab.sweeps import LocalExecutor
+
+    names = [FLAGSHIP, "leaky-resnet/coi-minima"]
+    jobs = [Job(get(n), resolve_config(get(n), "smoke"), tmp_path / n, "smoke") for n in names]
+    records = run_experiments(jobs, executor=LocalExecutor(2), progress=False)
+    for name, record in zip(names, records):
+        alone = smoke_record(name)[3]
+        assert [(c.id, c.state, c.measured) for c in record.claims] == [
+            (c.id, c.state, c.measured) for c in alone.claims
+        ]
+        meta = json.loads((tmp_path / name / "config.json").read_text())
+        assert meta["shared"] == 2 and meta["points_s"] <= meta["wall_s"] * 2 + 1
+    metas = [r.meta for r in records]
+    assert metas[0]["call"] == metas[1]["call"]
+    assert total_wall_s(metas) == max(m["wall_s"] for m in metas)

@@ -1,5 +1,7 @@
 """The local executor: in-process and a process pool; failures, retries, re-runs."""
 
+import pytest
+
 from bottlenecklab.sweeps import (
     DONE,
     FAILED,
@@ -8,6 +10,7 @@ from bottlenecklab.sweeps import (
     RunStore,
     Settings,
     run_sweep,
+    run_sweeps,
 )
 from bottlenecklab.sweeps._testing import counting_run
 
@@ -42,3 +45,18 @@ def test_killed_worker_is_retried_and_resumes_from_checkpoint(tmp_path):
     assert store.result("r1").scalars["acc"] == 1 + 2 + 3 + 4  # as if never killed
     steps = (tmp_path / "r1" / "metrics.csv").read_text().splitlines()[1:]
     assert [s.split(",")[0] for s in steps] == ["1", "2", "3", "4"]
+
+
+def test_several_stores_share_one_pool_and_each_gets_its_runs(tmp_path):
+    """`run_sweeps`: runs of two stores on one pool land in their own store, with one
+    report per store; the same run id in two stores is refused."""
+    a = _requests(3, {1: {"poison": True}})
+    b = [RunRequest(f"s{i}", {"x": 10 + i, "steps": 4}, {"x": 10 + i}) for i in range(2)]
+    sa, sb = Settings(tmp_path / "a"), Settings(tmp_path / "b")
+    ra, rb = run_sweeps([(a, sa), (b, sb)], counting_run, LocalExecutor(2))
+    assert (ra.total, ra.done, ra.failed_ids) == (3, 2, ["r1"])
+    assert (rb.total, rb.done, rb.failed) == (2, 2, 0)
+    assert RunStore(tmp_path / "b").result("s1").scalars["acc"] == 11 * (1 + 2 + 3 + 4)
+    assert not (tmp_path / "a" / "s0").exists() and not (tmp_path / "b" / "r0").exists()
+    with pytest.raises(ValueError, match="two stores"):
+        run_sweeps([(a[:1], sa), (a[:1], sb)], counting_run, LocalExecutor(1))

@@ -12,12 +12,16 @@ from bottlenecklab.experiments._points import expand_points, point_id, point_req
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
 from bottlenecklab.experiments._run_point import point_result, run_point
 from bottlenecklab.experiments._runner import (
+    Job,
     RunRecord,
     check_resumable,
     load_run,
+    point_time_s,
     resolve_config,
     resolve_device,
     run_experiment,
+    run_experiments,
+    total_wall_s,
     write_json,
 )
 from bottlenecklab.experiments._spec import (
@@ -46,6 +50,7 @@ __all__ = [
     "Finding",
     "Found",
     "Gate",
+    "Job",
     "Measurement",
     "PointResult",
     "Reads",
@@ -62,15 +67,18 @@ __all__ = [
     "point_id",
     "point_requests",
     "point_result",
+    "point_time_s",
     "register",
     "resolve_config",
     "resolve_device",
     "run_config",
     "run_experiment",
+    "run_experiments",
     "run_point",
     "run_sweep_spec",
     "state_of",
     "states_line",
     "sweep_requests",
+    "total_wall_s",
     "write_json",
 ]

@@ -12,10 +12,12 @@ and `RunRecord.points` are read back from the tables.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import datetime as _dt
 import json
+import os
 import platform
 import time
 from collections.abc import Callable, Mapping
@@ -43,17 +45,21 @@ from bottlenecklab.sweeps import (
     collect,
     git_commit,
     read_rows,
-    run_sweep,
+    run_sweeps,
 )
 from bottlenecklab.training import CheckpointError, load_checkpoint
 
 __all__ = [
+    "Job",
     "RunRecord",
     "check_resumable",
     "load_run",
     "resolve_config",
     "resolve_device",
     "run_experiment",
+    "point_time_s",
+    "run_experiments",
+    "total_wall_s",
     "write_json",
 ]
 
@@ -188,62 +194,118 @@ def run_experiment(
 
     One process per run folder: another one on `out` refuses (`files.FolderLocked`).
     """
-    with files.FolderLock(out):
-        return _run_experiment(
-            exp,
-            cfg,
-            Path(out),
-            preset,
-            overrides,
-            device,
-            resume,
-            progress,
-            log,
-            executor,
-            threads,
-            ensemble,
-        )
+    job = Job(exp, cfg, Path(out), preset, overrides, resume)
+    return run_experiments(
+        [job],
+        device=device,
+        progress=progress,
+        log=log,
+        executor=executor,
+        threads=threads,
+        ensemble=ensemble,
+    )[0]
 
 
-def _run_experiment(
-    exp: Experiment,
-    cfg: Any,
-    out: Path,
-    preset: str,
-    overrides: Mapping[str, Any] | None,
-    device: str,
-    resume: bool | str,
-    progress: bool | None,
-    log: Callable[[str], None],
-    executor: Executor | None,
-    threads: int,
-    ensemble: int,
-) -> RunRecord:
-    if resume and (out / "config.json").is_file():
-        meta = json.loads((out / "config.json").read_text())
-    else:
-        meta = _new_meta(exp, cfg, preset, overrides, device)
-        write_json(out / "config.json", meta)
-    requests = point_requests(exp, cfg)
-    t0 = time.perf_counter()
-    store = RunStore(out / "points")
+@dataclass
+class Job:
+    """One experiment of `run_experiments`: its config, run folder, preset, the overrides
+    it was resolved with, and whether to resume (`True`, or `"strict"`)."""
+
+    exp: Experiment
+    cfg: Any
+    out: Path
+    preset: str
+    overrides: Mapping[str, Any] | None = None
+    resume: bool | str = False
+
+
+def run_experiments(
+    jobs: list[Job],
+    *,
+    device: str = "cpu",
+    progress: bool | None = None,
+    log: Callable[[str], None] = lambda s: None,
+    executor: Executor | None = None,
+    threads: int = 1,
+    ensemble: int = 0,
+    on_record: Callable[[RunRecord], None] = lambda r: None,
+) -> list[RunRecord]:
+    """`run_experiment` for several experiments sharing one executor: the grid points of
+    all of them are queued at once (`sweeps.run_sweeps`, in job order), so a
+    one-point experiment runs beside the next one's points instead of leaving workers
+    idle. Each experiment's tables, claims and `config.json` are written as by
+    `run_experiment`; its `wall_s` is then the shared wall time (`shared`: how many
+    experiments), `points_s` the sum of its own points' times. `on_record` is called with
+    each finished record, in job order.
+    """
     executor = executor or LocalExecutor(1, threads=threads)
-    log(f"{exp.name}: {len(requests)} point(s) on the {executor.name} executor")
-    in_process = isinstance(executor, LocalExecutor) and executor.jobs == 1
-    bars = progress if in_process else False  # per-step bars only from this process
-    settings = Settings(out / "points", device, threads, meta.get("git_commit"), bars)
-    # Counts: a line per finished point next to in-process bars, a rewritten line otherwise.
-    counts = Progress(len(requests), show=False if in_process else None, quiet=progress is False)
-    run_ensembles(requests, executor, settings, ensemble, quiet=progress is False)
-    run_sweep(requests, run_point, executor, settings, progress=counts)
+    with contextlib.ExitStack() as locks:
+        for job in jobs:
+            locks.enter_context(files.FolderLock(job.out))
+        t0 = time.perf_counter()
+        call = f"{_dt.datetime.now().isoformat(timespec='seconds')}-{os.getpid()}"
+        batches, metas = [], []
+        for job in jobs:
+            if job.resume and (job.out / "config.json").is_file():
+                meta = json.loads((job.out / "config.json").read_text())
+            else:
+                meta = _new_meta(job.exp, job.cfg, job.preset, job.overrides, device)
+                write_json(job.out / "config.json", meta)
+            metas.append(meta)
+            requests = point_requests(job.exp, job.cfg)
+            log(f"{job.exp.name}: {len(requests)} point(s) on the {executor.name} executor")
+            in_process = isinstance(executor, LocalExecutor) and executor.jobs == 1
+            bars = progress if in_process else False  # per-step bars only from this process
+            root = job.out / "points"
+            settings = Settings(root, device, threads, meta.get("git_commit"), bars)
+            run_ensembles(requests, executor, settings, ensemble, quiet=progress is False)
+            batches.append((requests, settings))
+        in_process = isinstance(executor, LocalExecutor) and executor.jobs == 1
+        total = sum(len(r) for r, _ in batches)
+        # Counts: a line per finished point next to in-process bars, a rewritten line otherwise.
+        counts = Progress(total, show=False if in_process else None, quiet=progress is False)
+        run_sweeps(batches, run_point, executor, progress=counts)
+        records = []
+        for job, meta, (requests, _) in zip(jobs, metas, batches):
+            record = _finish(job, meta, requests, time.perf_counter() - t0, len(jobs), call)
+            on_record(record)
+            records.append(record)
+        return records
+
+
+def _finish(
+    job: Job, meta: dict[str, Any], requests: list[RunRequest], wall: float, shared: int, call: str
+) -> RunRecord:
+    """Collect the tables of a finished grid, judge the claims, write `claims.json`."""
+    exp, cfg, out = job.exp, job.cfg, job.out
+    store = RunStore(out / "points")
     collect(store, out, [r.run_id for r in requests])
     _write_all_metrics(out, store, requests)
     record = load_run(out, {exp.name: exp})
     claims = judge(exp, cfg, exp.claims(cfg, record.points), record.points)
-    meta["wall_s"] = round(time.perf_counter() - t0, 1) + (meta.get("wall_s", 0.0) if resume else 0)
+    point_s = [store.meta(r.run_id).get("last_attempt_s") for r in requests]
+    meta["points_s"] = round(sum(float(t or 0.0) for t in point_s), 1)  # its own work
+    meta["shared"] = shared  # experiments whose points shared the executor (wall_s)
+    meta["call"] = call  # the run_experiments call: one wall time per call
+    meta["wall_s"] = round(wall, 1) + (meta.get("wall_s", 0.0) if job.resume else 0)
     write_json(out / "config.json", meta)
     write_json(out / "claims.json", [dataclasses.asdict(c) for c in claims])
     return dataclasses.replace(record, meta=meta, claims=claims)
+
+
+def total_wall_s(metas: list[dict[str, Any]]) -> float:
+    """Wall time of the runs whose `config.json` are `metas`: experiments that shared one
+    `run_experiments` call (`call`) count that call's time once."""
+    calls: dict[Any, float] = {}
+    for i, meta in enumerate(metas):
+        key = meta.get("call") or ("own", i)
+        calls[key] = max(calls.get(key, 0.0), float(meta.get("wall_s") or 0.0))
+    return sum(calls.values())
+
+
+def point_time_s(meta: dict[str, Any]) -> float:
+    """Seconds an experiment's own points took (`points_s`; `wall_s` for older runs)."""
+    return float(meta.get("points_s", meta.get("wall_s")) or 0.0)
 
 
 def _write_all_metrics(out: Path, store: RunStore, requests: list[RunRequest]) -> None:

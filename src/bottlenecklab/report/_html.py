@@ -19,7 +19,15 @@ from typing import Any
 
 import jinja2
 
-from bottlenecklab.experiments import EXPERIMENTS, FINDINGS, Claim, RunRecord, load_run, state_of
+from bottlenecklab.experiments import (
+    EXPERIMENTS,
+    FINDINGS,
+    Claim,
+    RunRecord,
+    load_run,
+    point_time_s,
+    state_of,
+)
 from bottlenecklab.files import atomic_write
 
 __all__ = ["PAPERS", "build_report", "claim_state", "find_runs", "report_data"]
@@ -175,7 +183,7 @@ def _overview(groups: list[_Group]) -> list[dict[str, Any]]:
             for run in g.runs:
                 for c in run.record.claims:
                     p[claim_state(c)] += 1
-                p["wall_s"] += float(run.meta.get("wall_s") or 0.0)
+                p["wall_s"] += point_time_s(run.meta)
     for f in FINDINGS:
         runs = [(g, r) for g in groups if g.name == f.experiment for r in g.runs]
         latest = [

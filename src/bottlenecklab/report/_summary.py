@@ -31,7 +31,7 @@ def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
         "",
         f"Source: paper {m.get('source', '')}. Preset `{m.get('preset')}`, seed {m.get('seed')}, "
         f"bottlenecklab {m.get('version')}, torch {m.get('torch')}, device {m.get('device')}, "
-        f"wall {m.get('wall_s', '?')} s.",
+        f"wall {m.get('wall_s', '?')} s{_shared(m)}.",
         "",
         f"Reproduce: `bottlenecklab run {record.name} --preset {m.get('preset')} "
         f"--seed {m.get('seed')}"
@@ -85,3 +85,10 @@ def render_run(record: RunRecord) -> Path:
     names = exp.figures + (("training_curves",) if exp.trains else ())
     figures = write_figures(record, names)
     return write_summary(record, figures)
+
+
+def _shared(meta: dict) -> str:
+    """How the wall time was shared (`run_experiments`), or nothing for a run of its own."""
+    if int(meta.get("shared") or 1) <= 1:
+        return ""
+    return f" (shared by {meta['shared']} experiments; its points {meta.get('points_s')} s)"

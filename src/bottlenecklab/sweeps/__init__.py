@@ -8,7 +8,7 @@ turns the store into `summary.parquet` and long-format tables.
 
 from bottlenecklab.sweeps._batches import BatchFunction, execute_batch, run_batches
 from bottlenecklab.sweeps._collect import collect, flatten_dict, read_rows, to_table
-from bottlenecklab.sweeps._driver import Executor, Progress, SweepReport, run_sweep
+from bottlenecklab.sweeps._driver import Executor, Progress, SweepReport, run_sweep, run_sweeps
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run, git_commit
 from bottlenecklab.sweeps._grid import expand_grid
 from bottlenecklab.sweeps._local import LocalExecutor
@@ -55,6 +55,7 @@ __all__ = [
     "read_rows",
     "run_batches",
     "run_sweep",
+    "run_sweeps",
     "to_table",
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -12,7 +13,7 @@ from bottlenecklab.files import FolderLock
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run
 from bottlenecklab.sweeps._store import DONE, FAILED, RUNNING, RunRequest, RunStore
 
-__all__ = ["Executor", "Progress", "SweepReport", "run_sweep"]
+__all__ = ["Executor", "Progress", "SweepReport", "run_sweep", "run_sweeps"]
 
 
 class Executor(Protocol):
@@ -111,39 +112,77 @@ def run_sweep(
     marked `FAILED` and the sweep goes on. `run_fn` must be picklable (module level).
     One driver per store: a second one on the same folder refuses (`files.FolderLocked`).
     """
-    with FolderLock(settings.root):
-        return _run_sweep(requests, run_fn, executor, settings, progress)
+    return run_sweeps([(requests, settings)], run_fn, executor, progress=progress)[0]
 
 
-def _run_sweep(
-    requests: Sequence[RunRequest],
+def run_sweeps(
+    batches: Sequence[tuple[Sequence[RunRequest], Settings]],
     run_fn: RunFunction,
     executor: Executor,
-    settings: Settings,
+    *,
+    progress: Progress | None = None,
+) -> list[SweepReport]:
+    """`run_sweep` over several stores at once: every unfinished run of every batch goes
+    to one executor, in batch order, so that a store with few runs does not leave workers
+    idle while the next one waits (e.g. `reproduce` over many experiments). Returns one
+    report per batch. Run ids must be unique across stores.
+    """
+    with contextlib.ExitStack() as locks:
+        for root in dict.fromkeys(settings.root for _, settings in batches):
+            locks.enter_context(FolderLock(root))
+        return _run_sweeps(batches, run_fn, executor, progress)
+
+
+def _execute_routed(run_fn: RunFunction, routes: dict[str, Settings], request: RunRequest) -> str:
+    """`execute_run` in the store of the request's batch (picklable, for the executors)."""
+    return execute_run(run_fn, routes[request.run_id], request)
+
+
+def _run_sweeps(
+    batches: Sequence[tuple[Sequence[RunRequest], Settings]],
+    run_fn: RunFunction,
+    executor: Executor,
     progress: Progress | None,
-) -> SweepReport:
-    store = RunStore(settings.root)
-    seen: set[str] = set()
-    unique = [r for r in requests if not (r.run_id in seen or seen.add(r.run_id))]
-    for r in unique:
-        store.write_request(r)
-    todo = [r for r in unique if not store.finished(r.run_id)]
-    report = SweepReport(total=len(unique), skipped=len(unique) - len(todo))
-    prog = progress or Progress(len(unique), quiet=True)
-    prog.total = len(unique)
-    prog.done = report.skipped
+) -> list[SweepReport]:
+    routes: dict[str, Settings] = {}
+    stores: dict[str, RunStore] = {}
+    reports: list[SweepReport] = []
+    todo: list[RunRequest] = []
+    batch_of: dict[str, int] = {}
+    for b, (requests, settings) in enumerate(batches):
+        store = RunStore(settings.root)
+        seen: set[str] = set()
+        unique = [r for r in requests if not (r.run_id in seen or seen.add(r.run_id))]
+        for r in unique:
+            if r.run_id in routes and routes[r.run_id].root != settings.root:
+                raise ValueError(f"run id {r.run_id} is in two stores")
+            routes[r.run_id], stores[r.run_id], batch_of[r.run_id] = settings, store, b
+            store.write_request(r)
+        left = [r for r in unique if not store.finished(r.run_id)]
+        todo.extend(left)
+        reports.append(SweepReport(total=len(unique), skipped=len(unique) - len(left)))
+    prog = progress or Progress(sum(r.total for r in reports), quiet=True)
+    prog.total = sum(r.total for r in reports)
+    prog.done = sum(r.skipped for r in reports)
     in_flight = {r.run_id for r in todo}
 
+    def running() -> int:
+        return sum(stores[i].status(i) == RUNNING for i in in_flight)
+
     def tick() -> None:
-        prog.running = sum(store.status(i) == RUNNING for i in in_flight)
+        prog.running = running()
         prog.update()
 
-    job = functools.partial(execute_run, run_fn, settings)
+    if len(batches) == 1:
+        job = functools.partial(execute_run, run_fn, batches[0][1])
+    else:
+        job = functools.partial(_execute_routed, run_fn, routes)
     try:
         for r, status, error in executor.run(job, todo, tick):
             in_flight.discard(r.run_id)
+            report = reports[batch_of[r.run_id]]
             if status == FAILED and error:  # the worker could not record it itself
-                store.write_failure(r.run_id, error)
+                stores[r.run_id].write_failure(r.run_id, error)
             if status == DONE:
                 report.done += 1
                 prog.done += 1
@@ -152,8 +191,8 @@ def _run_sweep(
                 report.failed_ids.append(r.run_id)
                 prog.failed += 1
             report.ran_ids.append(r.run_id)
-            prog.running = sum(store.status(i) == RUNNING for i in in_flight)
+            prog.running = running()
             prog.update(finished=f"{status} {_describe(r)}")
     finally:
         prog.close()
-    return report
+    return reports
