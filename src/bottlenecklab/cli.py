@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--only", default="*", metavar="GLOB[,GLOB]", help="experiments to run (default: all)"
     )
+    rp.add_argument("--seed", type=int, help="every experiment's seed (default: its own)")
     rp.add_argument("--device", default="auto")
     rp.add_argument("--strict", action="store_true")
     rp.add_argument("--quiet", action="store_true")
@@ -371,7 +372,7 @@ def _reproduce_all(args, names, root, device, executor, threads) -> int:
     jobs = []
     for name in names:
         exp = EXPERIMENTS[name]
-        cfg = resolve_config(exp, args.preset)
+        cfg = resolve_config(exp, args.preset, seed=args.seed)
         out = root / name
         resume = False
         if (out / "config.json").is_file():

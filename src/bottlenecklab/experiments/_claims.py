@@ -24,6 +24,11 @@ def _fmt(x: float) -> float | str:
     return float(f"{float(x):.4g}") if math.isfinite(x) else str(x)
 
 
+def _margin(x: float) -> float | None:
+    """A claim's margin (`Claim.margin`), None when not finite."""
+    return float(x) if math.isfinite(x) else None
+
+
 def unmeasured(id: str, source: str, statement: str, expected: str, why: str) -> Claim:
     """A claim that could not be measured (e.g. training diverged): state `not-measured`."""
     return Claim(
@@ -34,26 +39,31 @@ def unmeasured(id: str, source: str, statement: str, expected: str, why: str) ->
 def in_range(id: str, source: str, statement: str, value: float, lo: float, hi: float) -> Claim:
     """`lo <= value <= hi`."""
     ok = math.isfinite(value) and lo <= value <= hi
-    return Claim(id, source, statement, f"in [{lo:g}, {hi:g}]", _fmt(value), ok)
+    margin = _margin(min(value - lo, hi - value))
+    return Claim(id, source, statement, f"in [{lo:g}, {hi:g}]", _fmt(value), ok, margin=margin)
 
 
 def at_least(id: str, source: str, statement: str, value: float, bound: float, tol: float = 0.0):
     """`value >= bound - tol`."""
     ok = math.isfinite(value) and value >= bound - tol
     exp = f">= {bound:.4g}" + (f" - {tol:g}" if tol else "")
-    return Claim(id, source, statement, exp, _fmt(value), ok)
+    return Claim(id, source, statement, exp, _fmt(value), ok, margin=_margin(value - bound + tol))
 
 
 def greater_than(id: str, source: str, statement: str, value: float, bound: float) -> Claim:
     """`value > bound` (strictly: equality is not enough, e.g. "larger in the middle")."""
     ok = math.isfinite(value) and value > bound
-    return Claim(id, source, statement, f"> {bound:g}", _fmt(value), ok)
+    return Claim(
+        id, source, statement, f"> {bound:g}", _fmt(value), ok, margin=_margin(value - bound)
+    )
 
 
 def at_most(id: str, source: str, statement: str, value: float, bound: float) -> Claim:
     """`value <= bound`."""
     ok = math.isfinite(value) and value <= bound
-    return Claim(id, source, statement, f"<= {bound:g}", _fmt(value), ok)
+    return Claim(
+        id, source, statement, f"<= {bound:g}", _fmt(value), ok, margin=_margin(bound - value)
+    )
 
 
 def non_decreasing(
@@ -68,7 +78,9 @@ def non_decreasing(
     )
     measured = ", ".join(f"{v:.3f}" for v in vals)
     exp = "non-decreasing" + (f" (each step >= -{tol:g})" if tol else "")
-    return Claim(id, source, statement, exp, measured, ok)
+    steps = [b - a + tol for a, b in zip(vals[:-1], vals[1:])]
+    margin = _margin(min(steps)) if steps else None
+    return Claim(id, source, statement, exp, measured, ok, margin=margin)
 
 
 def gated(claim: Claim, residual: float, threshold: float, what: str = "residual") -> Claim:

@@ -94,6 +94,10 @@ class Claim:
             it failed).
         finding: the id of the registered finding this claim is (spec-declared paper
             statements measured not to hold), else None.
+        margin: the measured value's signed distance to the bound, in the claim's units
+            (`> 0` inside, `< 0` outside; the smallest over a sequence's steps), or None
+            where no single number applies: compared with its spread over seeds and
+            thread counts, it says whether a verdict is robust (`tools/margins.py`).
     """
 
     id: str
@@ -106,6 +110,7 @@ class Claim:
     state: str = ""
     certificate: dict[str, Any] | None = None
     finding: str | None = None
+    margin: float | None = None
 
 
 @dataclass(frozen=True)

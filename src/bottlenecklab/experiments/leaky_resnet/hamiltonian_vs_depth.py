@@ -137,6 +137,8 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         medians,
         tol=cfg.trend_tolerance,
     )
+    if trend.margin is not None:
+        trend = dataclasses.replace(trend, margin=min(trend.margin, k + above - max(medians)))
     if max(medians) > k + above:
         trend = dataclasses.replace(
             trend,
@@ -162,6 +164,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             f"[median - spread, median + spread] inside [{k - below:g}, {k + above:g}]",
             f"{medians[-1]:.4g} +- {spread:.3g} = [{lo:.4g}, {hi:.4g}]",
             rank_ok,
+            margin=min(lo - (k - below), k + above - hi) if math.isfinite(spread) else None,
         ),
         trend,
         at_least(

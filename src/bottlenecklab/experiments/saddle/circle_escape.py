@@ -213,6 +213,7 @@ def _fraction_rises(cfg: Config, fr: list[float]) -> list[Claim]:
         "binomial noise)",
         float(f"{slope:.4g}") if math.isfinite(slope) else "nan",
         math.isfinite(slope) and slope >= z_slope_crit,
+        margin=slope - z_slope_crit if math.isfinite(slope) else None,
     )
     dips = reported(
         "fraction-adjacent-z",
