@@ -237,3 +237,15 @@ def test_functional_relu_in_a_custom_forward_is_found() -> None:
     X = torch.randn(10, 3, dtype=torch.float64)
     cert = certify(net, (X, torch.zeros(10, 1, dtype=torch.float64)), 1e-3)
     assert len(cert.kinks) == 3
+
+
+def test_a_network_measured_twice_is_certified_once() -> None:
+    """`certify` keeps its last results for the library's models: the same network, data
+    and settings return the same record; a changed weight or setting computes anew."""
+    net, X, Y = _leaky_net_with_a_kink()
+    first = certify(net, (X, Y), 0.1)
+    assert certify(net, (X, Y), 0.1) is first
+    assert certify(net, (X, Y), 0.2) is not first
+    with torch.no_grad():
+        net.weights[1, 0, 0] += 1e-3
+    assert certify(net, (X, Y), 0.1) is not first
