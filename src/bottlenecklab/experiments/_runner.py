@@ -163,6 +163,8 @@ def _new_meta(exp, cfg, preset, overrides, device) -> dict[str, Any]:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "device": device,
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
         "created": _dt.datetime.now().isoformat(timespec="seconds"),
         "config": to_dict(cfg),
     }
