@@ -356,7 +356,7 @@ def _box_gauss_newton(
 
     Each coordinate enters the chain rule once, so a column of the Jacobian is the exact
     difference `g(s + e_k) - g(s)`; the box-constrained linear least-squares problem is
-    solved exactly (`scipy.optimize.lsq_linear`) and re-linearized where kinks interact
+    solved exactly (`box_least_squares`) and re-linearized where kinks interact
     (several kinks along one sample's path). Returns the smallest `||g||^2` evaluated, the
     number of rounds and the `s` that gave it.
     """
@@ -370,16 +370,30 @@ def _box_gauss_newton(
             e = s.clone()
             e[i] += 1.0 if s[i] < 0.5 else -1.0
             cols.append((gradient(e).detach() - g) * (1.0 if s[i] < 0.5 else -1.0))
-        J = torch.stack(cols, 1).cpu().numpy()  # [P, K]
-        target = J @ s.cpu().numpy() - g.cpu().numpy()
-        sol = scipy.optimize.lsq_linear(J, target, bounds=(0.0, 1.0), method="bvls")
-        s_new = torch.as_tensor(sol.x, dtype=s.dtype, device=s.device).clamp(0.0, 1.0)
+        J = torch.stack(cols, 1)  # [P, K]
+        s_new = box_least_squares(J, J @ s - g).to(s.device)
         g_new = gradient(s_new).detach()
         value = float(g_new.pow(2).sum())
         if not value < best * (1 - 1e-9):
             break
         s, g, best = s_new, g_new, value
     return best, done, s
+
+
+def box_least_squares(J: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """`argmin ||J s - target||` over `s in [0, 1]^K`, exactly (`J` `[P, K]`, `P >= K`
+    typically, `target` `[P]`; returns `[K]` float64 on the CPU).
+
+    A reduced QR `J = Q R` turns it into the `K x K` problem `min ||R s - Q^T target||`
+    (same minimizers), which bounded-variable least squares (`scipy`'s `bvls`) solves
+    without touching the `P` rows again.
+    """
+    J, target = J.detach().to("cpu", torch.float64), target.detach().to("cpu", torch.float64)
+    if J.shape[0] > J.shape[1]:
+        Q, R = torch.linalg.qr(J)  # [P, K], [K, K]
+        J, target = R, Q.T @ target
+    sol = scipy.optimize.lsq_linear(J.numpy(), target.numpy(), bounds=(0.0, 1.0), method="bvls")
+    return torch.as_tensor(sol.x, dtype=torch.float64).clamp(0.0, 1.0)
 
 
 def minimize_box(

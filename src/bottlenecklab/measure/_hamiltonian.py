@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 import torch
 
 from bottlenecklab import theory
@@ -22,6 +21,7 @@ from bottlenecklab.measure._certify import (
     TAU,
     KinkDerivatives,
     KinkMode,
+    box_least_squares,
     certify,
     minimize_box,
 )
@@ -127,7 +127,7 @@ def clarke_critical_point_residuals(
     (`critical_point_residuals`), which it equals where no later layer has a kink. Each
     kink entry enters `B_l` through one chain-rule factor, so one backward pass per entry
     gives the exact change of every layer's residual in that coordinate; the per-layer
-    box least-squares problems (`lsq_linear`) are then solved and their solutions
+    box least-squares problems (`box_least_squares`) are then solved and their solutions
     evaluated exactly (layers in chunks of at most `CLARKE_EXACT` stored numbers). Beyond
     `MAX_EXACT` kink entries it minimizes per layer with L-BFGS-B (`max_iter` iterations).
     """
@@ -183,11 +183,9 @@ def clarke_critical_point_residuals(
                 free = (call_of >= l).nonzero().squeeze(1)
                 if not len(free):
                     continue
-                J = cols[l - 1 - lo][:, free].numpy()
-                target = J @ flat0[free].numpy() - r0[l - 1].reshape(-1).numpy()
-                sol = scipy.optimize.lsq_linear(J, target, bounds=(0.0, 1.0), method="bvls")
+                J = cols[l - 1 - lo][:, free]
                 trial = flat0.clone()
-                trial[free] = torch.as_tensor(sol.x, dtype=torch.float64).clamp(0.0, 1.0)
+                trial[free] = box_least_squares(J, J @ flat0[free] - r0[l - 1].reshape(-1))
                 r = residuals(trial)[l - 1].norm() / norms[l - 1]
                 out[l - 1] = min(out[l - 1], float(r))
         return out
