@@ -220,9 +220,9 @@ def certify(
     """
     first = next(iter(model.parameters()), None)
     device = device or (first.device if first is not None else "cpu")
-    key = _digest(model, data, lam, cost, tau, threshold, max_iter, device)
-    if key is not None and key in _RECENT:
-        return _RECENT[key]
+    key = _digest(model, data, lam, cost, tau, max_iter, device)
+    if key is not None and key in _RECENT:  # the threshold only sets the verdict
+        return dataclasses.replace(_RECENT[key], threshold=threshold)
     cert = _certify(model, data, lam, cost, tau, threshold, max_iter, device)
     if key is not None:
         _RECENT[key] = cert
@@ -234,7 +234,7 @@ def certify(
 _RECENT: dict[str, Certificate] = {}
 
 
-def _digest(model, data, lam, cost, tau, threshold, max_iter, device) -> str | None:
+def _digest(model, data, lam, cost, tau, max_iter, device) -> str | None:
     """A digest of everything `certify` depends on, or None (no caching) when `cost` is a
     function or the model is not one of ours: only a model whose `cfg` holds every
     setting besides its parameters and buffers can be identified by them."""
@@ -242,7 +242,7 @@ def _digest(model, data, lam, cost, tau, threshold, max_iter, device) -> str | N
     if not isinstance(cost, str) or not dataclasses.is_dataclass(cfg):
         return None
     h = hashlib.sha256()
-    h.update(repr((type(model).__qualname__, cfg, lam, cost, tau, threshold, max_iter)).encode())
+    h.update(repr((type(model).__qualname__, cfg, lam, cost, tau, max_iter)).encode())
     h.update(str(device).encode())
     X, Y = (data.x_train, data.y_train) if isinstance(data, Dataset) else data
     tensors = [*model.state_dict().values(), X, Y]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from bottlenecklab import theory
+from bottlenecklab.measure._certify import KinkDerivatives
 from bottlenecklab.measure._coi import features, kernel_norm_sq
 from bottlenecklab.measure._hamiltonian import LayerTable, momenta
 
@@ -78,7 +79,13 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
 
 
 def theorem4_constant_gamma(
-    model: Any, X: Any, Y: Any, lam: float, gamma: float
+    model: Any,
+    X: Any,
+    Y: Any,
+    lam: float,
+    gamma: float,
+    *,
+    derivatives: KinkDerivatives | None = None,
 ) -> dict[str, float]:
     """Thm 4 (1) exactly as stated: one ridge `gamma` for every layer (paper 000 suggests
     `gamma = 1/L~`), `c = max_l ||B_l||_F`, `H` the median of the layer Hamiltonians.
@@ -92,9 +99,11 @@ def theorem4_constant_gamma(
         Y: `[N, d_out]`
         lam: `lambda`
         gamma: the absolute ridge, `> 0`.
+        derivatives: the kink set's derivatives of the momenta (`momenta`; the
+            certificate's, as in the layer table), or None for autograd's.
     """
     leak = float(model.leak)
-    path, B = momenta(model, X, Y, lam)
+    path, B = momenta(model, X, Y, lam, derivatives=derivatives)
     rho = model.rho.detach().to(dtype=B.dtype, device="cpu")
     coi, vel, rank_h = [], [], []
     for l in range(1, len(path)):

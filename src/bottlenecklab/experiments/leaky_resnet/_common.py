@@ -24,10 +24,13 @@ LEAKY_GATE = Gate(threshold=0.2, tau=1e-6, earlier=0.5)
 
 
 def layer_measurement(
-    model: Any, data: Dataset, lam: float, gamma0: float, *, clarke: bool = False
+    model: Any, data: Dataset, lam: float, gamma0: float, *, clarke: bool = True
 ) -> tuple[LayerTable, dict[str, float]]:
-    """The per-layer table (training set, float64) with its Hamiltonian summary and costs
-    (`clarke`: with the Clarke-form critical-point residual, `leaky_resnet_layers`)."""
+    """The per-layer table (training set, float64) with its Hamiltonian summary and costs.
+
+    `clarke` (the default for every trained leaky ResNet): the momenta of the
+    certificate's kink derivatives and the Clarke-form residual (`leaky_resnet_layers`).
+    """
     table = leaky_resnet_layers(
         model, data.x_train, data.y_train, lam, gamma0=gamma0, clarke=clarke
     )

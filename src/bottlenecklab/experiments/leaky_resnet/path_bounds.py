@@ -30,6 +30,7 @@ from bottlenecklab.experiments._spec import (
 from bottlenecklab.experiments.leaky_resnet._common import LEAKY_GATE, layer_measurement
 from bottlenecklab.measure import (
     balancedness_residual,
+    certify,
     loglog_slope,
     momentum_bounds,
     theorem4,
@@ -86,8 +87,11 @@ def measure(model, data, cfg: Config) -> Measurement:
     leak = float(model.leak)
     scalars.update(momentum_bounds(table))
     scalars.update(theorem4(table, leak))
+    der = certify(model, data, cfg.train.lam, tau=cfg.certify.tau).derivatives  # the table's
     scalars.update(
-        theorem4_constant_gamma(model, data.x_train, data.y_train, cfg.train.lam, 1.0 / leak)
+        theorem4_constant_gamma(
+            model, data.x_train, data.y_train, cfg.train.lam, 1.0 / leak, derivatives=der
+        )
     )
     scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())
     return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
