@@ -34,6 +34,7 @@ CLAIM_FIELDS = {
     "state",
     "certificate",
     "finding",
+    "margin",
 }
 
 
