@@ -10,10 +10,10 @@ import torch
 from bottlenecklab.measure import (
     coi_residual,
     cost_of_identity,
-    features,
     kernel_norm_sq,
     stable_rank,
 )
+from bottlenecklab.theory import features
 
 # (N, w): tall (K rank-deficient, generic A outside range(S)), square-ish, wide (K invertible)
 SHAPES = [(12, 3), (8, 7), (4, 6)]

@@ -36,17 +36,17 @@ from bottlenecklab.tasks._symmetry_dynamics import (
 from bottlenecklab.tasks._teacher import TeacherConfig, compositional_teacher
 
 __all__ = [
-    "BipartiteTask",
     "COSTS",
     "MNIST_FILES",
     "BallGravityConfig",
+    "BipartiteTask",
     "BlobsConfig",
     "Dataset",
+    "DigitsTask",
     "IDXError",
     "LatentTeacherConfig",
     "LinearTeacherConfig",
     "RadialCompositionConfig",
-    "DigitsTask",
     "ReluTeacherTask",
     "SineTask",
     "Standardizer",

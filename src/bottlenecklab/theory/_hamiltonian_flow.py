@@ -21,8 +21,8 @@ from bottlenecklab.theory._features import sigma
 from bottlenecklab.theory._rk4 import rk4
 
 __all__ = [
-    "critical_point_residual",
     "Field",
+    "critical_point_residual",
     "geodesic_weights",
     "hamiltonian",
     "hamiltonian_flow",

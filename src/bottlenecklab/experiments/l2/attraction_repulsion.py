@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from bottlenecklab import measure as M
+from bottlenecklab import theory
 from bottlenecklab.experiments._claims import at_most, in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import (
     Claim,
@@ -119,7 +120,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
             M.count_rays_2d(z, contrib, cfg.ray_cosine, cfg.ray_mass)
         )
         scalars[f"merged_layer{l}"] = float(merged[l - 1])
-        scalars[f"rank_K_layer{l}"] = float(M.numerical_rank(z @ z.T, 1e-6))
+        scalars[f"rank_K_layer{l}"] = float(theory.numerical_rank(z @ z.T, 1e-6))
         B = M.uncentered_pca(z, "rows")
         P = z @ B
         scalars[f"centroid_accuracy_layer{l}"] = M.nearest_centroid_accuracy(P, labels)

@@ -96,7 +96,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         "norm_sq": norm,
         "train_cost": cost,
         "neurons": pattern["neurons"],
-        "rank_K1": float(M.numerical_rank(S @ S.T, 1e-6)),
+        "rank_K1": float(theory.numerical_rank(S @ S.T, 1e-6)),
         "pairs_covered": pattern["pairs_covered"],
         "grad_norm": M.loss_grad_norm(net, X, Y, lam),
         "wide_optimum": theory.bipartite_wide_optimum(N, lam)[0],
