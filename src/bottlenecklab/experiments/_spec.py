@@ -120,7 +120,8 @@ class Measurement:
     Args:
         scalars: named numbers (one row of the run's summary table).
         layers: per-layer rows (long tables for plots), may be empty.
-        spectra: singular values only, long format `{"layer", "matrix", "index", "value"}`.
+        spectra: singular values only, long format `{"layer", "matrix", "index", "value"}`,
+            `index` 1-based (`s_1 >= s_2 >= ...`).
         tables: any other long tables, by name, one schema per name (e.g. `"pca"`:
             `{"layer", "sample", "x", "y"}`); each becomes `<name>.parquet` of the run.
     """

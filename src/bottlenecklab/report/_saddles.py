@@ -208,7 +208,7 @@ def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
         rows = (L + 1) // 2
         col, row = (2, l - 1) if l <= rows else (3, l - 1 - rows)
         ax = fig.add_subplot(rows, 3, 3 * row + col)
-        for i in range(10):
+        for i in range(1, 11):
             sel = sorted(
                 (x for x in sv if x["depth"] == L and x["layer"] == l and x["index"] == i),
                 key=lambda x: x["step"],

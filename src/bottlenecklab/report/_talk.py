@@ -121,12 +121,12 @@ def symmetry_dynamics(record: RunRecord, folder: Path) -> list[Path]:
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     spec = r.spectra
     layers = sorted({row["layer"] for row in spec})
-    for k in range(6):
+    for k in range(1, 7):
         vals = [
             next((x["value"] for x in spec if x["layer"] == l and x["index"] == k), np.nan)
             for l in layers
         ]
-        axes[0].semilogy(layers, vals, "o-", ms=3, lw=0.8, label=f"$s_{k + 1}$")
+        axes[0].semilogy(layers, vals, "o-", ms=3, lw=0.8, label=f"$s_{k}$")
     for row in r.layers:
         if row["gap_index"] == 2 and row["gap"] >= record.config.min_gap:
             axes[0].axvline(row["layer"], color="0.85", lw=4, zorder=0)

@@ -142,7 +142,8 @@ def train_small_init(
         for l, W in enumerate(model.weights, start=1):
             s = torch.linalg.svdvals(W.detach().to(torch.float64).cpu())[: cfg.svd_top]
             out.spectra += [
-                {"step": step, "layer": l, "index": i, "value": float(v)} for i, v in enumerate(s)
+                {"step": step, "layer": l, "index": i, "value": float(v)}
+                for i, v in enumerate(s, start=1)
             ]
 
     for k in range(cfg.steps + 1):

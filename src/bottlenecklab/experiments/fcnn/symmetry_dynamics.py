@@ -143,7 +143,8 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
         layers.append(row)
         s = torch.linalg.svdvals(W.detach().to(torch.float64))
         spectra += [
-            {"layer": l, "matrix": "W", "index": k, "value": float(v)} for k, v in enumerate(s)
+            {"layer": l, "matrix": "W", "index": k, "value": float(v)}
+            for k, v in enumerate(s, start=1)
         ]
     middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
     good = [r for r in middle if r["gap_index"] == cfg.gap_rank and r["gap"] >= cfg.min_gap]

@@ -130,7 +130,7 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
     spectra = [
         {"layer": l, "matrix": "W", "index": k, "value": float(v)}
         for l, W in enumerate(best_weights, start=1)
-        for k, v in enumerate(torch.linalg.svdvals(W))
+        for k, v in enumerate(torch.linalg.svdvals(W), start=1)
     ]
     scalars.update(
         {

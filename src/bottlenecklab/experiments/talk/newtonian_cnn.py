@@ -98,7 +98,7 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
         )
         for w1 in range(n):
             for w2 in range(n):
-                for i, v in enumerate(s[w1, w2].tolist()):
+                for i, v in enumerate(s[w1, w2].tolist(), start=1):
                     spectra.append(
                         {
                             "layer": l,
