@@ -9,6 +9,7 @@ import torch
 from benchmarks import (
     certify,
     compiled,
+    continuation,
     convergence,
     ensemble,
     executor,
@@ -24,6 +25,7 @@ from benchmarks import (
 BENCHMARKS = {
     "certify": certify.main,
     "compiled": compiled.main,
+    "continuation": continuation.main,
     "convergence": convergence.main,
     "ensemble": ensemble.main,
     "executor": executor.main,

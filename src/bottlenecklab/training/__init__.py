@@ -1,5 +1,6 @@
 """Full-batch training in phases with the model's explicit regularizer and checkpoints;
-phase kinds live in the `PHASES` registry; `train_ensemble` trains many same-shape
+phase kinds live in the `PHASES` registry, each phase may carry its own weight decay
+(`continuation`: a geometric path in `lambda`); `train_ensemble` trains many same-shape
 networks at once (torch.func)."""
 
 from bottlenecklab.training._checkpoint import (
@@ -9,6 +10,7 @@ from bottlenecklab.training._checkpoint import (
     save_checkpoint,
 )
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
+from bottlenecklab.training._continuation import continuation
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._newton import NewtonOutcome, newton_steps
 from bottlenecklab.training._overhead import schedule_overhead
@@ -41,6 +43,7 @@ __all__ = [
     "TrainResult",
     "TrainingDiverged",
     "TrustRegion",
+    "continuation",
     "ensemble_phases",
     "load_checkpoint",
     "network_from_representations",

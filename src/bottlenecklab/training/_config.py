@@ -30,6 +30,9 @@ class PhaseConfig:
         backtrack: `sgd` only: a step that raises the loss is undone and the learning
             rate halved for the rest of the phase (the papers' "halving the step when the
             loss rises", spec `l2-sparsity.md`, `depth-and-rank.md`).
+        lam: the weight decay of this phase's objective (`None`: `TrainConfig.lam`); a
+            path of them is a continuation in `lambda` (`training.continuation`). The last
+            phase must train at `TrainConfig.lam`, the `lambda` every measurement reads.
     """
 
     optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region"] = "adam"
@@ -39,6 +42,7 @@ class PhaseConfig:
     momentum: float = 0.0
     history: int = 50
     backtrack: bool = False
+    lam: float | None = None
 
     def __post_init__(self) -> None:
         if self.steps < 0:
@@ -51,6 +55,8 @@ class PhaseConfig:
             raise ConfigError(f"phase history must be >= 1, got {self.history}")
         if self.backtrack and self.optimizer != "sgd":
             raise ConfigError("phase backtrack is for the sgd optimizer only")
+        if self.lam is not None and not self.lam >= 0:
+            raise ConfigError(f"phase lam (weight decay) must be >= 0 or None, got {self.lam}")
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,9 @@ class TrainConfig:
     """Full-batch training with the model's explicit regularizer.
 
     Args:
-        lam: weight decay `lambda >= 0` (written out in the loss, never the optimizer's).
+        lam: weight decay `lambda >= 0` (written out in the loss, never the optimizer's):
+            that of every phase without its own `PhaseConfig.lam`, and of the last one,
+            which the certificate and the claims read.
         cost: the data cost, `mse` (`(1/N)||Y - Y_hat||_F^2`) or `cross_entropy` (mean over
             samples; `Y` one-hot).
         phases: the phases, run in order (e.g. Adam, then SGD; paper 000, App. B).
@@ -89,6 +97,16 @@ class TrainConfig:
             raise ConfigError("train.phases must have at least one phase")
         if self.log_every < 1 or self.checkpoint_every < 1:
             raise ConfigError("train.log_every and train.checkpoint_every must be >= 1")
+        last = self.lam_of(self.phases[-1])
+        if last != self.lam:
+            raise ConfigError(
+                f"the last phase trains at lam {last:g}, not train.lam {self.lam:g}: end a "
+                "continuation at train.lam (the lambda the certificate and claims read)"
+            )
+
+    def lam_of(self, phase: PhaseConfig) -> float:
+        """The weight decay of `phase`'s objective (its own `lam`, else `self.lam`)."""
+        return self.lam if phase.lam is None else phase.lam
 
     @property
     def total_steps(self) -> int:

@@ -107,7 +107,8 @@ def train_ensemble(
         models: `E` networks of one class and shape (`forward`, `regularization(lam)`,
             `depth`, `adapt_every`, `adapt`); trained in place.
         data: one data set per member (same shapes: `x_train` `[N, d_in]` ...).
-        cfgs: one config per member: `lam` may differ, phases must not.
+        cfgs: one config per member: `lam` may differ, phases (and their own `lam`) must
+            not.
         device: torch device of the stacked tensors.
         checkpoints: one file per member, written as `train` writes them (every
             `checkpoint_every` steps and at the end).
@@ -134,7 +135,6 @@ def train_ensemble(
         _stack([d.x_test for d in data], dtype, device),
         _stack([d.y_test for d in data], dtype, device),
     )
-    lams = torch.tensor([c.lam for c in cfgs], dtype=dtype, device=device)  # [E]
     objectives = [_Objective(m, cfg.cost) for m in models]
     params, buffers = stack_module_state(objectives)  # name -> [E, ...]
     params = {n: p.detach().requires_grad_(True) for n, p in params.items()}
@@ -172,6 +172,8 @@ def train_ensemble(
             b.save(_member_state(opt, e, E), wall_s=wall)
 
     for phase_i, phase in enumerate(cfg.phases[:n_phases]):
+        # each member's weight decay in this phase (a phase's own `lam` is every member's)
+        lams = torch.tensor([c.lam_of(phase) for c in cfgs], dtype=dtype, device=device)  # [E]
         base_lr = phase.lr * scale
         opt = PHASES[phase.optimizer].make(phase, leaves, base_lr)
         for b in books:
@@ -195,7 +197,10 @@ def train_ensemble(
                 raise TrainingDiverged(f"ensemble member {bad}: loss became {float(values[bad])}")
             last = t == phase.steps - 1 and phase_i == len(cfg.phases) - 1
             if books[0].due(steps, last):
-                rows = _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase, lr)
+                member_lams = [c.lam_of(phase) for c in cfgs]
+                rows = _log_rows(
+                    batched, params, buffers, X, Y, Xt, Yt, lams, phase, lr, member_lams
+                )
                 wall = (time.perf_counter() - t0) / E
                 for b, row in zip(books, rows):
                     b.log({"step": steps, **row, "wall_s": round(wall, 3)})
@@ -238,8 +243,10 @@ def _write_back(models: Sequence[nn.Module], params: dict, buffers: dict) -> Non
             b.copy_(buffers[n][e])
 
 
-def _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase: PhaseConfig, lr: float):
-    """Per-member log rows, as `train` logs them (loss parts, test cost, gradient norm)."""
+def _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase: PhaseConfig, lr: float,
+              member_lams: list[float]):  # fmt: skip
+    """Per-member log rows, as `train` logs them (`lam` (`member_lams`, the configs' own
+    numbers), loss parts, test cost, gradient norm)."""
     for p in params.values():
         p.grad = None
     parts = batched(params, buffers, X, Y, lams)  # [E, 3]
@@ -254,6 +261,7 @@ def _log_rows(batched, params, buffers, X, Y, Xt, Yt, lams, phase: PhaseConfig, 
             {
                 "phase": phase.optimizer,
                 "lr": lr,
+                "lam": member_lams[e],
                 "loss": float(parts[e, 0]),
                 "cost": float(parts[e, 1]),
                 "reg": float(parts[e, 2]),

@@ -21,7 +21,8 @@ class Objective:
     Args:
         model: network with `forward`, `regularization(lam)`, `depth`, `adapt_every`.
         data: `x_train` `[N, d_in]`, `y_train` `[N, d_out]` (and the test split, for logs).
-        cost: a key of `tasks.COSTS`; lam: the weight decay written out in the loss.
+        cost: a key of `tasks.COSTS`; lam: the weight decay written out in the loss (the
+            trainer sets `lam` to each phase's own, `TrainConfig.lam_of`).
     """
 
     def __init__(
@@ -47,7 +48,8 @@ class Objective:
         return self.parts(forward)[0]
 
     def row(self, optimizer: str, lr: float) -> dict[str, Any]:
-        """The measured part of a metrics row: loss parts, test cost and gradient norm."""
+        """The measured part of a metrics row: the `lam` of the loss, its parts, the test
+        cost and the gradient norm."""
         for p in self.params:
             p.grad = None
         loss, cost, reg = self.parts()
@@ -58,6 +60,7 @@ class Objective:
         return {
             "phase": optimizer,
             "lr": lr,
+            "lam": self.lam,
             "loss": float(loss.detach()),
             "cost": float(cost.detach()),
             "reg": float(reg.detach()),

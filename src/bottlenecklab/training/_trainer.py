@@ -35,8 +35,9 @@ class TrainResult:
     """What a training run produced.
 
     Args:
-        metrics: one dict per logged step (`step`, `phase`, `optimizer`, `lr`, `loss`,
-            `cost`, `reg`, `test_cost`, `grad_norm`, `wall_s`).
+        metrics: one dict per logged step (`step`, `phase`, `lr`, `lam` (the weight decay
+            of that step's loss), `loss`, `cost`, `reg`, `test_cost`, `grad_norm`,
+            `wall_s`).
         steps: steps done; wall_s: training time (resumed runs add up their parts).
     """
 
@@ -211,8 +212,9 @@ def train(
 ) -> TrainResult:
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
-    The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`).
-    Each phase runs its kind from `PHASES` (`PhaseConfig.optimizer`). Models with
+    The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`),
+    `lam` the phase's own (`PhaseConfig.lam`, else `cfg.lam`: `TrainConfig.lam_of`). Each
+    phase runs its kind from `PHASES` (`PhaseConfig.optimizer`). Models with
     `adapt_every > 0` (adaptive layer steps) update their steps every `adapt_every`
     first-order steps from that step's own forward pass (`record_step_norms`, then
     `adapt_recorded` after the backward): the new steps apply from the next step on.
@@ -241,6 +243,7 @@ def train(
     book.start()
     for phase_i in range(book.phase, len(cfg.phases)):
         phase, kind = cfg.phases[phase_i], PHASES[cfg.phases[phase_i].optimizer]
+        obj.lam = cfg.lam_of(phase)  # continuation in lambda: each phase its own
         opt = kind.make(phase, obj.params, phase.lr * scale)
         book.enter(phase_i, opt)
         kind.run(obj, phase, opt, phase.lr * scale, book)
