@@ -11,7 +11,7 @@ from torch import nn
 
 from bottlenecklab.config import ConfigError
 
-__all__ = ["FCNN", "FCNNConfig", "leaky_relu"]
+__all__ = ["FCNN", "FCNNConfig", "GivenFCNNConfig", "leaky_relu"]
 
 
 def leaky_relu(x: torch.Tensor, slope: float) -> torch.Tensor:
@@ -63,6 +63,36 @@ class FCNNConfig:
     ) -> FCNN:
         """A freshly initialized network for inputs `[N, d_in]` and outputs `[N, d_out]`."""
         return FCNN(self, d_in, d_out, seed=seed, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class GivenFCNNConfig:
+    """A fully-connected network started at given weights (a hand-picked start, e.g. the
+    two starts of paper 004, Prop 19); biases start at 0.
+
+    Args:
+        net: the architecture (its random init is overwritten).
+        weights: the entries of `W_1`, ..., `W_L` in order, each `[n_l, n_{l-1}]` row-major.
+    """
+
+    net: FCNNConfig = FCNNConfig(depth=2, width=2, bias_scale=0.0)
+    weights: tuple[float, ...] = (0.5, 0.6, 0.4, 0.7)
+
+    def build(
+        self, d_in: int, d_out: int, *, seed: int = 0, dtype: torch.dtype = torch.float32
+    ) -> FCNN:
+        """The network for inputs `[N, d_in]` and outputs `[N, d_out]` at `weights`."""
+        model = self.net.build(d_in, d_out, seed=seed, dtype=dtype)
+        sizes = [W.numel() for W in model.weights]
+        if len(self.weights) != sum(sizes):
+            raise ConfigError(
+                f"model.weights: {sum(sizes)} entries for these shapes, got {len(self.weights)}"
+            )
+        flat = torch.tensor(self.weights, dtype=dtype)
+        with torch.no_grad():
+            for W, w in zip(model.weights, torch.split(flat, sizes)):
+                W.copy_(w.view_as(W))
+        return model
 
 
 class FCNN(nn.Module):
