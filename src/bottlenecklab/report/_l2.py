@@ -21,10 +21,9 @@ __all__ = [
 def l2_reformulation(record: RunRecord, folder: Path) -> list[Path]:
     """Relative errors of the loss identities per network (table `forms`): weight vs
     representation + null, representation vs covariance; random and trained nets, against
-    float64's epsilon."""
-    if not record.points:
-        return []
-    rows = record.points[0].tables.get("forms", [])
+    float64's epsilon (every point's rows: one point per trained net, one for the random
+    nets)."""
+    rows = [r for p in record.points for r in p.tables.get("forms", [])]
     if not rows:
         return []
     fig, ax = plt.subplots(figsize=(5.0, 3.0))
