@@ -232,11 +232,30 @@ def test_reformulation_points_train_through_the_grid():
 # ---------------------------------------------------------------- counterexample
 
 CE = "l2/counterexample"
+THEORY = {"run": "theory"}  # the closed forms' point
 
 
 def test_counterexample_claims_pass_on_smoke(smoke_record):
     _, _, _, record = smoke_record(CE)
     assert all(c.passed for c in record.claims)
+
+
+def test_counterexample_gd_runs_train_through_the_grid(smoke_record):
+    """The two GD runs are grid points (trained by the runner from their starts); the
+    closed forms' point trains nothing."""
+    _, cfg, _, record = smoke_record(CE)
+    steps = {p.point["run"]: p.steps for p in record.points}
+    assert steps == {"theory": 0, "family": cfg.gd_steps, "global": cfg.gd_steps}
+    gd = {p.point["run"]: p.scalars.get("gd_loss") for p in record.points}
+    assert math.isfinite(gd["family"]) and math.isfinite(gd["global"])
+
+
+def test_counterexample_starts_are_the_given_weights():
+    exp = get(CE)
+    cfg = apply_overrides(resolve_config(exp, "quick"), {"run": "global"})
+    net = cfg.model.build(1, 1, dtype=torch.float64)
+    assert net.weights[0][:, 0].tolist() == list(cfg.global_start[:2])
+    assert net.weights[1][0].tolist() == list(cfg.global_start[2:])
 
 
 @pytest.mark.parametrize(
@@ -249,7 +268,7 @@ def test_counterexample_claims_pass_on_smoke(smoke_record):
 def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
     exp = get(CE)
     cfg = apply_overrides(resolve_config(exp, "smoke"), {"gd_steps": 1, **over})
-    verdict = _verdicts(CE, cfg, [_result(exp.measure(None, None, cfg))])
+    verdict = _verdicts(CE, cfg, [_result(exp.measure(None, None, cfg), THEORY)])
     assert {k for k, v in verdict.items() if not v} == failing
 
 
@@ -262,8 +281,8 @@ def test_counterexample_values_fail_on_crafted(key):
         "perturbation_min": 0.0,
         "escape_error": 1e-10,
     }
-    assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good))]).values())
-    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}))])
+    assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good), THEORY)]).values())
+    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}), THEORY)])
     assert sum(not v for v in verdict.values()) == 1
 
 
