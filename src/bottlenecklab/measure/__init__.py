@@ -109,6 +109,7 @@ from bottlenecklab.measure._representation import (
     weight_quantities,
 )
 from bottlenecklab.measure._saddle import (
+    direction_gaps,
     escape_step,
     fcnn_weights,
     layer_singular_values,
@@ -170,6 +171,7 @@ __all__ = [
     "data_box",
     "decision_map",
     "end_to_end_matrix",
+    "direction_gaps",
     "escape_step",
     "fcnn_balance_residuals",
     "fcnn_layers",

@@ -5,7 +5,13 @@ Both expose `forward_path` (per-layer representations for the measurements),
 """
 
 from bottlenecklab.models._circular_cnn import CircularCNN, CircularCNNConfig
-from bottlenecklab.models._fcnn import FCNN, FCNNConfig, GivenFCNNConfig, leaky_relu
+from bottlenecklab.models._fcnn import (
+    FCNN,
+    FCNNConfig,
+    GivenFCNNConfig,
+    NormedFCNNConfig,
+    leaky_relu,
+)
 from bottlenecklab.models._leaky_resnet import LeakyResNet, LeakyResNetConfig, sigma
 from bottlenecklab.models._schedules import adaptive_steps, adaptive_steps_from_norms, layer_steps
 
@@ -15,6 +21,7 @@ __all__ = [
     "CircularCNNConfig",
     "FCNNConfig",
     "GivenFCNNConfig",
+    "NormedFCNNConfig",
     "LeakyResNet",
     "LeakyResNetConfig",
     "adaptive_steps",

@@ -11,7 +11,7 @@ from torch import nn
 
 from bottlenecklab.config import ConfigError
 
-__all__ = ["FCNN", "FCNNConfig", "GivenFCNNConfig", "leaky_relu"]
+__all__ = ["FCNN", "FCNNConfig", "GivenFCNNConfig", "NormedFCNNConfig", "leaky_relu"]
 
 
 def leaky_relu(x: torch.Tensor, slope: float) -> torch.Tensor:
@@ -92,6 +92,37 @@ class GivenFCNNConfig:
         with torch.no_grad():
             for W, w in zip(model.weights, torch.split(flat, sizes)):
                 W.copy_(w.view_as(W))
+        return model
+
+
+@dataclass(frozen=True)
+class NormedFCNNConfig:
+    """A fully-connected network whose seeded init is rescaled to `||theta|| = norm`: nets
+    of one seed share one direction at several scales (paper 003, Prop 2.2: the escape
+    time against the init scale).
+
+    Args:
+        net: the architecture and its init (e.g. `init="normal"`).
+        norm: `||theta||` of every parameter (biases included) at init.
+    """
+
+    net: FCNNConfig = FCNNConfig(bias_scale=0.0, init="normal")
+    norm: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.norm > 0:
+            raise ConfigError(f"model.norm must be > 0, got {self.norm}")
+
+    def build(
+        self, d_in: int, d_out: int, *, seed: int = 0, dtype: torch.dtype = torch.float32
+    ) -> FCNN:
+        """The network for inputs `[N, d_in]` and outputs `[N, d_out]`, rescaled in `dtype`."""
+        model = self.net.build(d_in, d_out, seed=seed, dtype=dtype)
+        params = list(model.parameters())
+        c = self.norm / math.sqrt(sum(float(p.detach().pow(2).sum()) for p in params))
+        with torch.no_grad():
+            for p in params:
+                p.mul_(c)
         return model
 
 
