@@ -148,7 +148,8 @@ class GaussianTask:
 
     Args:
         n_train: `N`
-        d_in, d_out: input and output dimensions.
+        d_in: input dimension
+        d_out: output dimension.
     """
 
     n_train: int = 8
@@ -192,7 +193,8 @@ class PointsTask:
     004, Prop 19: `X = (1, -1)^T`, `Y = (1, 1)^T`).
 
     Args:
-        x, y: the inputs and targets, one value per sample.
+        x: the inputs, one value per sample
+        y: the targets, one value per sample.
     """
 
     x: tuple[float, ...] = (1.0, -1.0)
