@@ -7,8 +7,8 @@ direction, 5 scales spanning x4), one grid point per run (`plan`), each stopped 
 escape. Expected: the log-log slope of the steps to the first escape (loss <= 0.9 C(0))
 against `alpha` is `2 - L` within 15 % at `L = 3, 4`; in the time `tau`
 (`eta_k = c ||theta_k||^{2-L}`) the direction `theta/||theta||` (traced every step) does
-not depend on `alpha` until the first 1 % loss drop. Quick preset: ~3-4 min CPU (up to
-15 min wall on the shared 2 cores). Measured numbers and pilots: `docs/lab-notes/saddle.md`.
+not depend on `alpha` until the first 1 % loss drop. Quick preset: ~4.5 min CPU (12-20
+min wall on the shared 2 cores). Measured numbers and pilots: `docs/lab-notes/saddle.md`.
 """
 
 from __future__ import annotations
