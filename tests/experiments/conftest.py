@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from bottlenecklab.experiments import get, resolve_config, run_experiment
+from bottlenecklab.experiments import Experiment, get, resolve_config, run_experiment
 from bottlenecklab.report import render_run
+from bottlenecklab.training import TrainConfig
+
+ZERO_STEPS = ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +29,20 @@ def smoke_record(tmp_path_factory):
         return cache[name]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def untrained():
+    """`exp -> overrides` that give every training of its config zero steps: `train`, or
+    each `TrainConfig` field of an experiment whose points train differently (their
+    `train` a property choosing one, e.g. `l2/reformulation`)."""
+
+    def overrides(exp: Experiment) -> dict[str, tuple]:
+        cfg = exp.config
+        return {
+            f"{f.name}.phases": ZERO_STEPS
+            for f in dataclasses.fields(cfg)
+            if isinstance(getattr(cfg, f.name), TrainConfig)
+        }
+
+    return overrides

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 import pytest
+import torch
 
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import (
@@ -54,16 +55,16 @@ TRAINED = [
     "l2/attraction-repulsion",
     "l2/width-plateau",
     "l2/width-plateau-digits",
+    "l2/reformulation",
 ]
-UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 
 
 @pytest.mark.parametrize("name", TRAINED)
-def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_path):
+def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_path, untrained):
     """No training step at all: every asserted claim that reads the trained network is
     `not-converged` (the certificate), whatever its value; ungated ones keep theirs."""
     exp = get(name)
-    cfg = resolve_config(exp, "smoke", UNTRAINED)
+    cfg = resolve_config(exp, "smoke", untrained(exp))
     record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
     assert record.claims and all(p.steps == 0 for p in record.points)
     for c in record.claims:
@@ -135,72 +136,126 @@ def test_cli_smoke(tmp_path):
 # ---------------------------------------------------------------- reformulation
 
 REF = "l2/reformulation"
+# Good values of every kind of point (the linear net certified and stable).
 REF_GOOD = {
-    "random_split_error": 1e-15,
-    "random_cov_error": 1e-15,
-    "trained_split_error": 1e-15,
-    "trained_cov_error": 1e-14,
-    "step_residual": 1e-16,
-    "decay_error": 1e-14,
-    "linear_error": 1e-7,
-    "linear_error_prev": 1.1e-7,
-    "linear_cert_stationarity": 1e-6,
+    "random": {"split_error": 1e-15, "cov_error": 1e-15, "step_residual": 1e-16},
+    "trained": {"split_error": 1e-15, "cov_error": 1e-14},
+    "decay": {"decay_error": 1e-14},
+    "linear": {"linear_error": 1e-7, "prev_linear_error": 1.1e-7, "cert_stationarity": 1e-6},
 }
+
+
+def _ref_points(net: str = "", **over: float) -> list[PointResult]:
+    """A finished point per network of the grid with good values; `over` replaces scalars
+    of the point `net`."""
+    from bottlenecklab.experiments.l2.reformulation import NETS
+
+    out = []
+    for name, (kind, _) in NETS.items():
+        scalars = {**REF_GOOD[kind], **(over if name == net else {})}
+        out.append(PointResult(name, {"net": name}, "done", "", scalars, [], [], 10, 0.0))
+    return out
 
 
 def test_reformulation_claims_pass_on_good_values():
     cfg = resolve_config(get(REF), "smoke")
-    assert all(_verdicts(REF, cfg, [_result(Measurement(scalars=REF_GOOD))]).values())
+    assert all(_verdicts(REF, cfg, _ref_points()).values())
+    assert set(_states(REF, cfg, _ref_points()).values()) == {"passed"}
 
 
 @pytest.mark.parametrize(
-    "key, value, failing",
+    "net, key, value, failing",
     [
-        ("random_split_error", 1e-6, "split-random"),
-        ("random_cov_error", math.nan, "cov-random"),
-        ("trained_split_error", 1e-3, "split-trained"),
-        ("trained_cov_error", 1e-3, "cov-trained"),
-        ("step_residual", 1e-9, "projector-step"),
-        ("decay_error", 1e-3, "null-decay"),
-        ("linear_error", 1e-2, "linear-kernels"),
-        ("linear_cert_stationarity", 0.1, "linear-kernels"),  # the certificate
-        ("linear_error_prev", 1e-4, "linear-kernels"),  # moved > tol / 4: not stable
+        ("random", "split_error", 1e-6, "split-random"),
+        ("random", "cov_error", math.nan, "cov-random"),
+        ("trained-leaky-bias", "split_error", 1e-3, "split-trained"),
+        ("trained-relu", "cov_error", 1e-3, "cov-trained"),
+        ("random", "step_residual", 1e-9, "projector-step"),
+        ("decay-relu-bias", "decay_error", 1e-3, "null-decay"),
+        ("linear", "linear_error", 1e-2, "linear-kernels"),
     ],
 )
-def test_reformulation_claims_fail_on_crafted(key, value, failing):
+def test_reformulation_claims_fail_on_crafted(net, key, value, failing):
     cfg = resolve_config(get(REF), "smoke")
-    verdict = _verdicts(REF, cfg, [_result(Measurement(scalars={**REF_GOOD, key: value}))])
+    verdict = _verdicts(REF, cfg, _ref_points(net, **{key: value}))
     assert not verdict[failing]
     assert sum(not v for v in verdict.values()) == 1
 
 
-@pytest.mark.parametrize("key", ["linear_cert_stationarity", "linear_error_prev"])
-def test_reformulation_linear_claim_is_not_converged_when_uncertified(key):
+def test_reformulation_claims_fail_without_their_points():
+    """A grid without decay points (or whose decay points failed) measures no decay."""
     cfg = resolve_config(get(REF), "smoke")
-    bad = {**REF_GOOD, key: {"linear_cert_stationarity": 0.1, "linear_error_prev": 1e-4}[key]}
-    assert _states(REF, cfg, [_result(Measurement(scalars=bad))])["linear-kernels"] == (
-        "not-converged"
-    )
+    points = [p for p in _ref_points() if not p.id.startswith("decay")]
+    verdict = _verdicts(REF, cfg, points)
+    assert {k for k, v in verdict.items() if not v} == {"null-decay"}
+
+
+@pytest.mark.parametrize("key, value", [("cert_stationarity", 0.1), ("prev_linear_error", 1e-4)])
+def test_reformulation_linear_claim_is_not_converged_when_uncertified(key, value):
+    """Stationarity above 1e-2, or the kernel error moved by more than `linear_tol / 4` over
+    the extension: the linear claim does not count."""
+    cfg = resolve_config(get(REF), "smoke")
+    states = _states(REF, cfg, _ref_points("linear", **{key: value}))
+    assert states["linear-kernels"] == "not-converged"
+    assert {s for k, s in states.items() if k != "linear-kernels"} == {"passed"}
 
 
 def test_reformulation_untrained_linear_net_fails():
-    """An untrained linear net (0 L-BFGS steps) is not certified, and its kernels are off."""
+    """An untrained linear net is not certified, and its kernels are off."""
+    from bottlenecklab.measure import certify
+
     exp = get(REF)
-    cfg = apply_overrides(resolve_config(exp, "smoke"), {"lin_steps": 0, "lin_extra": 0})
-    m = exp.measure(None, None, cfg)
-    assert _states(REF, cfg, [_result(m)])["linear-kernels"] == "not-converged"
-    assert m.scalars["linear_cert_stationarity"] > cfg.certify.threshold
+    cfg = apply_overrides(resolve_config(exp, "smoke"), {"net": "linear"})
+    data = cfg.task.build(seed=cfg.seed)
+    net = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
+    m = exp.measure(net, data, cfg)
     assert m.scalars["linear_error"] > cfg.linear_tol
+    assert certify(net, data, cfg.train.lam).stationarity > cfg.certify.threshold
+
+
+def test_reformulation_points_train_through_the_grid():
+    """One point per network, each with its own data, model and training."""
+    exp = get(REF)
+    cfg = resolve_config(exp, "quick")
+    kinds = {}
+    for name in cfg.nets:
+        p = apply_overrides(cfg, {"net": name})
+        kinds.setdefault(p.kind, set()).add(
+            (p.task.n_train, p.model.bias_scale, p.model.slope, p.train.phases[0].optimizer)
+        )
+    assert kinds["random"] == {(8, 0.0, 0.0, "sgd")}
+    assert len(kinds["trained"]) == len(kinds["decay"]) == 4
+    assert kinds["linear"] == {(6, 0.0, 0.0, "lbfgs")}
+    assert apply_overrides(cfg, {"net": "random"}).train.total_steps == 0
 
 
 # ---------------------------------------------------------------- counterexample
 
 CE = "l2/counterexample"
+THEORY = {"run": "theory"}  # the closed forms' point
 
 
 def test_counterexample_claims_pass_on_smoke(smoke_record):
     _, _, _, record = smoke_record(CE)
     assert all(c.passed for c in record.claims)
+
+
+def test_counterexample_gd_runs_train_through_the_grid(smoke_record):
+    """The two GD runs are grid points (trained by the runner from their starts); the
+    closed forms' point trains nothing."""
+    _, cfg, _, record = smoke_record(CE)
+    steps = {p.point["run"]: p.steps for p in record.points}
+    assert steps == {"theory": 0, "family": cfg.gd_steps, "global": cfg.gd_steps}
+    gd = {p.point["run"]: p.scalars.get("gd_loss") for p in record.points}
+    assert math.isfinite(gd["family"]) and math.isfinite(gd["global"])
+
+
+def test_counterexample_starts_are_the_given_weights():
+    exp = get(CE)
+    cfg = apply_overrides(resolve_config(exp, "quick"), {"run": "global"})
+    net = cfg.model.build(1, 1, dtype=torch.float64)
+    assert net.weights[0][:, 0].tolist() == list(cfg.global_start[:2])
+    assert net.weights[1][0].tolist() == list(cfg.global_start[2:])
 
 
 @pytest.mark.parametrize(
@@ -213,7 +268,7 @@ def test_counterexample_claims_pass_on_smoke(smoke_record):
 def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
     exp = get(CE)
     cfg = apply_overrides(resolve_config(exp, "smoke"), {"gd_steps": 1, **over})
-    verdict = _verdicts(CE, cfg, [_result(exp.measure(None, None, cfg))])
+    verdict = _verdicts(CE, cfg, [_result(exp.measure(None, None, cfg), THEORY)])
     assert {k for k, v in verdict.items() if not v} == failing
 
 
@@ -226,8 +281,8 @@ def test_counterexample_values_fail_on_crafted(key):
         "perturbation_min": 0.0,
         "escape_error": 1e-10,
     }
-    assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good))]).values())
-    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}))])
+    assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good), THEORY)]).values())
+    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}), THEORY)])
     assert sum(not v for v in verdict.values()) == 1
 
 

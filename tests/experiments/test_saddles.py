@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 import pytest
+import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
@@ -46,7 +47,7 @@ EXPECTED = {
     "saddle/plateau-time": (
         ("slope-L3", "slope-first-L3", "tau-direction"),
         ("plateau_time",),
-        ("slope_L3", "slope_first_L3", "tau_gap_max"),
+        ("loss0", "final_loss", "escaped"),
     ),
     "saddle/mnist-plateaus": (
         ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
@@ -226,30 +227,69 @@ def test_cli_smoke_run(tmp_path):
     assert (out / "claims.json").exists() and (out / "figures" / "circle_escape.png").exists()
 
 
-def _plateau_good(cfg):
-    s = {"tau_gap_max": 1e-3, "tau_until_step": 100.0}
-    for L, alphas in zip(cfg.depths, cfg.alphas):
-        s[f"slope_L{L}"] = s[f"slope_first_L{L}"] = 2.0 - L
-        s[f"escaped_L{L}"] = float(len(alphas))
-    return _result(s)
+def _plateau_points(cfg, slopes=None, stuck=(), gap=1e-3) -> list[PointResult]:
+    """One finished point per run of `cfg.plan` with a crafted training log: slope runs
+    escape (loss 0.8 C(0)) at steps `~ alpha^slope` (`slopes`: depth -> slope, default
+    `2 - L`; depths in `stuck` stay at 0.95 C(0)); the `tau`-runs' directions differ by
+    up to `gap` before their 1 % drop (step 2)."""
+    slopes = slopes or {}
+    out = []
+    for i, (kind, L, a) in enumerate(cfg.plan):
+        if kind == "slope":
+            e = round(1000 * (a / cfg.alphas[cfg.depths.index(L)][0]) ** slopes.get(L, 2.0 - L))
+            rows = [
+                {"step": e // 2, "loss": 0.995},
+                {"step": e, "loss": 0.95 if L in stuck else 0.8},
+            ]
+        else:
+            rows = []
+            for k, loss in ((1, 1.0), (2, 0.98), (3, 0.85)):
+                v = np.array([1.0, gap * k / 2 * (i % 2), 0.0])
+                rows.append(
+                    {
+                        "step": k,
+                        "loss": loss,
+                        "direction": json.dumps((v / np.linalg.norm(v)).tolist()),
+                    }
+                )
+        out.append(
+            PointResult(f"p{i}", {"run": i}, "done", "", {"loss0": 1.0}, [], [], 0, 0.0, {}, rows)
+        )
+    return out
 
 
 @pytest.mark.parametrize(
-    "claim, change",
+    "claim, over",
     [
-        ("slope-L3", {"slope_L3": -1.3}),
-        ("slope-L4", {"slope_L4": -1.0}),
-        ("slope-L4", {"escaped_L4": 4.0}),
-        ("tau-direction", {"tau_gap_max": 0.05}),
+        ("slope-L3", {"slopes": {3: -1.3}}),
+        ("slope-L4", {"slopes": {4: -1.0}}),
+        ("slope-L4", {"stuck": (4,)}),
+        ("tau-direction", {"gap": 0.05}),
     ],
 )
-def test_plateau_claims_fail(claim, change):
+def test_plateau_claims_fail(claim, over):
     exp = get("saddle/plateau-time")
     cfg = resolve_config(exp, "quick")
-    good = _plateau_good(cfg)
-    assert all(c.passed for c in exp.claims(cfg, [good]))
-    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert all(c.passed for c in exp.claims(cfg, _plateau_points(cfg)) if c.asserted)
+    bad = {c.id: c for c in exp.claims(cfg, _plateau_points(cfg, **over))}
     assert not bad[claim].passed
+
+
+def test_plateau_points_train_through_the_grid():
+    """A grid point per run: slope runs at their depth's step until the escape, `tau`-runs
+    at `tau_c ||theta||^(2-L)` logged (and traced) every step; one seed, one direction."""
+    exp = get("saddle/plateau-time")
+    cfg = resolve_config(exp, "quick")
+    assert len(cfg.runs) == sum(len(a) for a in cfg.alphas) + len(cfg.tau_alphas)
+    first, tau = (dataclasses.replace(cfg, run=i) for i in (0, len(cfg.runs) - 1))
+    assert first.train.phases[0].lr == cfg.lrs[0] and first.train.phases[0].lr_power == 0.0
+    assert first.train.stop_fraction == cfg.escape_frac
+    assert tau.train.phases[0].lr_power == 2.0 - cfg.tau_depth and tau.train.log_every == 1
+    data = cfg.task.build(seed=cfg.seed)
+    a, b = (c.model.build(data.d_in, data.d_out, seed=1, dtype=torch.float64) for c in (first, tau))
+    ua = torch.cat([p.detach().flatten() for p in a.parameters()])
+    assert math.isclose(float(ua.norm()), cfg.alphas[0][0] * math.sqrt(cfg.depths[0]))
+    assert "direction" in exp.trace(b, tau) and exp.trace(a, first) == {}
 
 
 def _mnist_good():
@@ -313,8 +353,8 @@ def test_plateau_claims_fail_without_an_escape():
     direction that depends on the scale fails `tau-direction`."""
     exp = get("saddle/plateau-time")
     cfg = resolve_config(exp, "quick")
-    stuck = _with(_plateau_good(cfg), escaped_L3=0.0, escaped_L4=0.0, tau_gap_max=1.0)
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, [stuck]), [stuck])}
+    stuck = _plateau_points(cfg, stuck=(3, 4), gap=1.0)
+    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, stuck), stuck)}
     assert claims["slope-L3"].state == claims["slope-L4"].state == "not-measured"
     assert claims["tau-direction"].state == "failed"
 
@@ -368,3 +408,15 @@ def test_mnist_paper_preset_runs_on_idx_files(tmp_path, monkeypatch, how):
     curve = point.tables["curve"]
     assert {r["depth"] for r in curve} == {4, 6} and curve[-1]["step"] == 10
     assert {r["layer"] for r in point.tables["singular"]} == set(range(1, 7))
+
+
+def test_plateau_smoke_traces_the_tau_runs(smoke_record):
+    """The runner keeps every point's log (`PointResult.metrics`): the `tau`-runs' rows carry
+    `theta / ||theta||`, and each slope run stopped at its first logged escape."""
+    _, cfg, _, record = smoke_record("saddle/plateau-time")
+    for p in record.points:
+        kind = cfg.plan[p.point["run"]][0]
+        traced = [m.get("direction") is not None for m in p.metrics]
+        assert traced and all(t == (kind == "tau") for t in traced)
+        if kind == "slope" and p.scalars["escaped"]:
+            assert p.steps == max(m["step"] for m in p.metrics) < cfg.max_steps

@@ -185,13 +185,10 @@ def test_every_claim_of_a_trained_experiment_is_gated_or_says_why_not(name, smok
         assert read <= set(point.scalars), f"{name} reads scalars it does not measure"
 
 
-UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
-
-
 @pytest.mark.parametrize("name", sorted(n for n in TRAINED if get(n).reads))
-def test_gated_claims_are_not_converged_on_an_untrained_network(name, tmp_path) -> None:
+def test_gated_claims_are_not_converged_on_an_untrained_network(name, tmp_path, untrained) -> None:
     exp = get(name)
-    cfg = resolve_config(exp, "smoke", UNTRAINED)
+    cfg = resolve_config(exp, "smoke", untrained(exp))
     record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
     gated = [c for c in record.claims if c.asserted and exp.reads_of(c.id) is not None]
     assert gated

@@ -86,3 +86,13 @@ def test_loss_drops_single_step_is_one_drop():
     t, loss = _staircase([2.3, 0.3], [800])
     out = loss_drops(t, loss)
     assert len(out["drops"]) == 1 and out["flattest"] == []
+
+
+def test_direction_gaps_are_the_largest_pairwise_distance_per_common_step():
+    from bottlenecklab.measure import direction_gaps
+
+    e0, e1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    paths = [{1: e0, 2: e0, 3: e0}, {1: e0, 2: e1, 3: e1}, {1: e0, 2: -e0}]
+    gaps = direction_gaps(paths, until=2)
+    assert set(gaps) == {1, 2}  # step 3 is not in every path; nothing past `until`
+    assert gaps[1] == 0.0 and gaps[2] == pytest.approx(2.0)  # e0 vs -e0

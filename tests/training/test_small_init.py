@@ -112,3 +112,39 @@ def test_lr_clipped_to_floor_and_cap(min_lr, max_lr):
 def test_min_lr_above_max_lr_refused():
     with pytest.raises(ConfigError, match="min_lr"):
         SmallInitConfig(min_lr=1.0, max_lr=0.5)
+
+
+@pytest.mark.parametrize("power", [0.0, -1.0])
+def test_the_trainer_runs_the_same_gd(power, tmp_path):
+    """`train` with an `sgd` phase of `lr_power` and `stop_fraction` (what the experiments
+    train through the grid) is `train_small_init`'s GD: same iterates, same stop."""
+    from bottlenecklab.training import PhaseConfig, TrainConfig, train
+
+    data = _data()
+    a, b = _net(), _net()
+    scale_to_norm(a, 0.3)
+    scale_to_norm(b, 0.3)
+    run = SmallInitConfig(steps=400, lr=0.2, lr_power=power, log_every=5, stop_fraction=0.9)
+    res = train_small_init(a, data, run)
+    cfg = TrainConfig(
+        lam=0.0,
+        phases=(PhaseConfig("sgd", 400, 0.2, lr_power=power),),
+        dtype="float64",
+        log_every=5,
+        checkpoint_every=5,
+        stop_fraction=0.9,
+    )
+    tr = train(b, data, cfg, progress=False, checkpoint=tmp_path / "c.pt")
+    assert res.steps < 400 and tr.steps == res.steps  # stopped at the same logged step
+    for p, q in zip(a.parameters(), b.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-12, atol=1e-14)
+    # resuming a stopped run trains no further
+    again = train(b, data, cfg, progress=False, checkpoint=tmp_path / "c.pt", resume=True)
+    assert again.steps == tr.steps
+
+
+def test_lr_power_is_for_sgd_only():
+    from bottlenecklab.training import PhaseConfig
+
+    with pytest.raises(ConfigError, match="lr_power"):
+        PhaseConfig("adam", 10, 1e-3, lr_power=-1.0)

@@ -69,7 +69,8 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     earlier = _Earlier(ctx.checkpoint.parent / "earlier.pt", cfg.train, gate.earlier, model)
 
     def on_log(row: dict[str, Any]) -> None:
-        ctx.metrics.append({**point, **row})
+        traced = exp.trace(model, cfg) if exp.trace is not None else {}
+        ctx.metrics.append({**point, **row, **traced})
         if read:
             earlier.offer(row["step"])
 
@@ -163,12 +164,13 @@ def ensemble_groups(requests: list[RunRequest], size: int) -> list[list[RunReque
     """Split training runs into ensembles of at most `size` same-shape networks.
 
     Members differ only in seed, `train.lam` and `model.leak`; runs of experiments that do
-    not train, and runs whose first phase is L-BFGS, are left out. Groups keep the order of
-    `requests`; a group of one is dropped (it runs alone anyway).
+    not train or trace their training, and runs whose first phase is L-BFGS, are left out.
+    Groups keep the order of `requests`; a group of one is dropped (it runs alone anyway).
     """
     by_key: dict[str, list[RunRequest]] = {}
     for r in requests:
-        if not get(r.payload["experiment"]).trains:
+        exp = get(r.payload["experiment"])
+        if not exp.trains or exp.trace is not None:
             continue
         key = _ensemble_key(r)
         if key is not None:
@@ -236,8 +238,10 @@ def point_result(
     layers: list[dict[str, Any]],
     spectra: list[dict[str, Any]],
     tables: dict[str, list[dict[str, Any]]] | None = None,
+    metrics: list[dict[str, Any]] | None = None,
 ) -> PointResult:
-    """A `PointResult` from its row of `summary.parquet` and its rows of the long tables.
+    """A `PointResult` from its row of `summary.parquet`, its rows of the long tables and
+    of `metrics.parquet`.
 
     A run with a result keeps its outcome (`done`, `diverged`: the latter is stored
     `FAILED` with its reason); a `FAILED` run without one becomes status `failed` with the
@@ -263,4 +267,5 @@ def point_result(
             name: [{k: v for k, v in r.items() if k != "run_id"} for r in rows]
             for name, rows in (tables or {}).items()
         },
+        metrics=[{k: v for k, v in r.items() if k != "run_id"} for r in metrics or []],
     )

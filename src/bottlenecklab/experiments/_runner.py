@@ -337,7 +337,7 @@ def load_run(out: Path, experiments: Mapping[str, Experiment]) -> RunRecord:
     tables = {name: read_rows(out / f"{name}.parquet") for name in (*fixed, *named)}
     by_id = {row["run_id"]: row for row in tables["summary"]}
     per_run: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for name in ("layers", "spectra", *named):
+    for name in ("layers", "spectra", "metrics", *named):
         for row in tables[name]:
             per_run.setdefault(row["run_id"], {}).setdefault(name, []).append(row)
     points = []
@@ -352,6 +352,7 @@ def load_run(out: Path, experiments: Mapping[str, Experiment]) -> RunRecord:
                     own.get("layers", []),
                     own.get("spectra", []),
                     {name: own.get(name, []) for name in named},
+                    own.get("metrics", []),
                 )
             )
     claims_file = out / "claims.json"

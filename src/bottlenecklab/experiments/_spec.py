@@ -141,7 +141,9 @@ class Measurement:
 
 @dataclass(frozen=True)
 class PointResult:
-    """One grid point of a run: its swept values, status and measurements."""
+    """One grid point of a run: its swept values, status and measurements; `metrics`: its
+    logged training rows (`metrics.csv`: loss, ..., and the experiment's `trace` columns),
+    for claims on the training path."""
 
     id: str
     point: dict[str, Any]
@@ -153,6 +155,7 @@ class PointResult:
     steps: int
     wall_s: float
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,10 @@ class Experiment:
             (`Reads`): the claim is then gated by the convergence certificate.
         ungated: claim id (or pattern) -> why no certificate applies to it (a claim on the
             training dynamics, an identity that holds at any parameters, ...).
+        trace: `(model, config) -> columns` added to every logged training row of a point
+            (`metrics.csv`), computed from the network at that step: what a claim on the
+            training path needs beyond the loss (e.g. `theta / ||theta||`); numbers or
+            strings. Points of an experiment with a trace are never trained as ensembles.
     """
 
     name: str
@@ -197,6 +204,7 @@ class Experiment:
     claim_figures: Mapping[str, str] = field(default_factory=dict)
     reads: Mapping[str, Reads] = field(default_factory=dict)
     ungated: Mapping[str, str] = field(default_factory=dict)
+    trace: Callable[[Any, Any], dict[str, Any]] | None = None
 
     def reads_of(self, claim_id: str) -> Reads | None:
         """What claim `claim_id` reads (`None`: not gated by the certificate)."""

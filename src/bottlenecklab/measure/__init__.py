@@ -109,6 +109,7 @@ from bottlenecklab.measure._representation import (
     weight_quantities,
 )
 from bottlenecklab.measure._saddle import (
+    direction_gaps,
     escape_step,
     fcnn_weights,
     layer_singular_values,
@@ -169,6 +170,7 @@ __all__ = [
     "curve_distances",
     "data_box",
     "decision_map",
+    "direction_gaps",
     "end_to_end_matrix",
     "escape_step",
     "fcnn_balance_residuals",

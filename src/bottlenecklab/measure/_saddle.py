@@ -1,5 +1,6 @@
 """Saddle-to-saddle diagnostics of a trained bias-free network (paper 003): per-layer
-low-rank measures, weak balancedness, and plateau/escape detection on a loss curve."""
+low-rank measures, weak balancedness, plateau/escape detection on a loss curve, and the
+gap between training paths of `theta / ||theta||`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from bottlenecklab.theory import layer_profile
 from bottlenecklab.theory import weak_balancedness as _weak_balancedness
 
 __all__ = [
+    "direction_gaps",
     "escape_step",
     "fcnn_weights",
     "layer_singular_values",
@@ -55,6 +57,30 @@ def escape_step(steps: Sequence[float], losses: Sequence[float], frac: float = 0
     loss = np.asarray(losses, dtype=np.float64)
     hit = np.flatnonzero(loss <= frac * loss[0])
     return float(steps[int(hit[0])]) if hit.size else math.nan
+
+
+def direction_gaps(paths: Sequence[dict[int, np.ndarray]], until: int) -> dict[int, float]:
+    """The largest `||theta_bar_k(i) - theta_bar_k(j)||` over pairs of paths at every step
+    `k <= until` logged in all of them (paper 003, Sec 2.1: in the time `tau` the path of
+    `theta_bar = theta / ||theta||` does not depend on the init scale).
+
+    Args:
+        paths: per run, step `k` -> `theta_bar_k` `[P]`.
+        until: last step compared.
+    """
+    common = set.intersection(*(set(p) for p in paths)) if paths else set()
+    return {
+        k: max(
+            (
+                float(np.linalg.norm(a[k] - b[k]))
+                for i, a in enumerate(paths)
+                for b in paths[i + 1 :]
+            ),
+            default=0.0,
+        )
+        for k in sorted(common)
+        if k <= until
+    }
 
 
 def loss_drops(

@@ -5,7 +5,13 @@ Both expose `forward_path` (per-layer representations for the measurements),
 """
 
 from bottlenecklab.models._circular_cnn import CircularCNN, CircularCNNConfig
-from bottlenecklab.models._fcnn import FCNN, FCNNConfig, leaky_relu
+from bottlenecklab.models._fcnn import (
+    FCNN,
+    FCNNConfig,
+    GivenFCNNConfig,
+    NormedFCNNConfig,
+    leaky_relu,
+)
 from bottlenecklab.models._leaky_resnet import LeakyResNet, LeakyResNetConfig, sigma
 from bottlenecklab.models._schedules import adaptive_steps, adaptive_steps_from_norms, layer_steps
 
@@ -14,8 +20,10 @@ __all__ = [
     "CircularCNN",
     "CircularCNNConfig",
     "FCNNConfig",
+    "GivenFCNNConfig",
     "LeakyResNet",
     "LeakyResNetConfig",
+    "NormedFCNNConfig",
     "adaptive_steps",
     "adaptive_steps_from_norms",
     "layer_steps",

@@ -11,7 +11,7 @@ from torch import nn
 
 from bottlenecklab.config import ConfigError
 
-__all__ = ["FCNN", "FCNNConfig", "leaky_relu"]
+__all__ = ["FCNN", "FCNNConfig", "GivenFCNNConfig", "NormedFCNNConfig", "leaky_relu"]
 
 
 def leaky_relu(x: torch.Tensor, slope: float) -> torch.Tensor:
@@ -63,6 +63,67 @@ class FCNNConfig:
     ) -> FCNN:
         """A freshly initialized network for inputs `[N, d_in]` and outputs `[N, d_out]`."""
         return FCNN(self, d_in, d_out, seed=seed, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class GivenFCNNConfig:
+    """A fully-connected network started at given weights (a hand-picked start, e.g. the
+    two starts of paper 004, Prop 19); biases start at 0.
+
+    Args:
+        net: the architecture (its random init is overwritten).
+        weights: the entries of `W_1`, ..., `W_L` in order, each `[n_l, n_{l-1}]` row-major.
+    """
+
+    net: FCNNConfig = FCNNConfig(depth=2, width=2, bias_scale=0.0)
+    weights: tuple[float, ...] = (0.5, 0.6, 0.4, 0.7)
+
+    def build(
+        self, d_in: int, d_out: int, *, seed: int = 0, dtype: torch.dtype = torch.float32
+    ) -> FCNN:
+        """The network for inputs `[N, d_in]` and outputs `[N, d_out]` at `weights`."""
+        model = self.net.build(d_in, d_out, seed=seed, dtype=dtype)
+        sizes = [W.numel() for W in model.weights]
+        if len(self.weights) != sum(sizes):
+            raise ConfigError(
+                f"model.weights: {sum(sizes)} entries for these shapes, got {len(self.weights)}"
+            )
+        flat = torch.tensor(self.weights, dtype=dtype)
+        with torch.no_grad():
+            for W, w in zip(model.weights, torch.split(flat, sizes)):
+                W.copy_(w.view_as(W))
+        return model
+
+
+@dataclass(frozen=True)
+class NormedFCNNConfig:
+    """A fully-connected network whose seeded init is rescaled to `||theta|| = norm`: nets
+    of one seed share one direction at several scales (paper 003, Prop 2.2: the escape
+    time against the init scale).
+
+    Args:
+        net: the architecture and its init (e.g. `init="normal"`).
+        norm: `||theta||` of every parameter (biases included) at init.
+    """
+
+    net: FCNNConfig = FCNNConfig(bias_scale=0.0, init="normal")
+    norm: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.norm > 0:
+            raise ConfigError(f"model.norm must be > 0, got {self.norm}")
+
+    def build(
+        self, d_in: int, d_out: int, *, seed: int = 0, dtype: torch.dtype = torch.float32
+    ) -> FCNN:
+        """The network for inputs `[N, d_in]` and outputs `[N, d_out]`, rescaled in `dtype`."""
+        model = self.net.build(d_in, d_out, seed=seed, dtype=dtype)
+        params = list(model.parameters())
+        c = self.norm / math.sqrt(sum(float(p.detach().pow(2).sum()) for p in params))
+        with torch.no_grad():
+            for p in params:
+                p.mul_(c)
+        return model
 
 
 class FCNN(nn.Module):

@@ -21,10 +21,9 @@ __all__ = [
 def l2_reformulation(record: RunRecord, folder: Path) -> list[Path]:
     """Relative errors of the loss identities per network (table `forms`): weight vs
     representation + null, representation vs covariance; random and trained nets, against
-    float64's epsilon."""
-    if not record.points:
-        return []
-    rows = record.points[0].tables.get("forms", [])
+    float64's epsilon (every point's rows: one point per trained net, one for the random
+    nets)."""
+    rows = [r for p in record.points for r in p.tables.get("forms", [])]
     if not rows:
         return []
     fig, ax = plt.subplots(figsize=(5.0, 3.0))
@@ -49,12 +48,10 @@ def l2_counterexample(record: RunRecord, folder: Path) -> list[Path]:
     """Prop 19: the loss change along the escape path from the family's end point, with
     `+eps` (the spec: descends as `-2(1 - lam) eps^2 + eps^4`) and `-eps` (004's print:
     ascends), table `curve`."""
-    if not record.points:
+    r = next((p for p in record.points if p.tables.get("curve")), None)
+    if r is None:  # the curve is the closed forms' point's (`run = theory`)
         return []
-    r = record.points[0]
-    rows = r.tables.get("curve", [])
-    if not rows:
-        return []
+    rows = r.tables["curve"]
     lam = float(r.scalars["lam"])
     fig, ax = plt.subplots(figsize=(4.5, 3.0))
     for sign, style, label in ((1.0, "o-", "+eps (descent)"), (-1.0, "s-", "-eps (004 print)")):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.measure import direction_gaps, escape_step
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["circle_escape", "escape_vs_depth", "mnist_plateaus", "plateau_time"]
@@ -96,30 +99,41 @@ def escape_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
     return [path]
 
 
+def _curve(p: Any) -> tuple[list[float], list[float]]:
+    """A traced run's `(steps, losses)` from step 0 (`loss0`, then its metrics rows)."""
+    rows = sorted(p.metrics, key=lambda m: m["step"])
+    return [0.0] + [m["step"] for m in rows], [p.scalars["loss0"]] + [m["loss"] for m in rows]
+
+
 def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
     """Prop 2.2 (derived): loss curves from several init scales, escape steps vs scale
-    (log-log, reference slope `2 - L`), and the `tau`-time run with its direction gap."""
-    if not record.points:
+    (log-log, reference slope `2 - L`), and the `tau`-time runs with their direction gap
+    (`measure.direction_gaps`; dotted: the first 1 % loss drop). One point per run."""
+    done = [p for p in record.points if p.status == "done" and "loss0" in p.scalars]
+    if not done:
         return []
-    r = record.points[0]
-    curves, esc, tau = (r.tables.get(k, []) for k in ("curves", "escape", "tau"))
+    slope = [p for p in done if not p.scalars.get("tau")]
+    tau = sorted((p for p in done if p.scalars.get("tau")), key=lambda p: p.scalars["alpha"])
     fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(11, 3.2))
-    depths = sorted({int(x["depth"]) for x in esc})
+    depths = sorted({int(p.scalars["depth"]) for p in slope})
     for i, L in enumerate(depths):
-        alphas = sorted({x["alpha"] for x in curves if x["depth"] == L})
-        for j, a in enumerate(alphas):
-            sel = [x for x in curves if x["depth"] == L and x["alpha"] == a]
+        runs = sorted(
+            (p for p in slope if p.scalars["depth"] == L), key=lambda p: p.scalars["alpha"]
+        )
+        esc = []
+        for j, p in enumerate(runs):
+            t, loss = _curve(p)
             ax0.semilogx(
-                [max(x["step"], 1) for x in sel],
-                [x["loss"] for x in sel],
+                [max(x, 1) for x in t],
+                loss,
                 color=f"C{i}",
-                alpha=0.4 + 0.6 * j / max(1, len(alphas) - 1),
+                alpha=0.4 + 0.6 * j / max(1, len(runs) - 1),
                 lw=1,
                 label=f"L = {L}" if j == 0 else None,
             )
-        sel = sorted((x for x in esc if x["depth"] == L), key=lambda x: x["alpha"])
-        a = np.array([x["alpha"] for x in sel])
-        e = np.array([x["escape_step"] for x in sel], dtype=float)
+            esc.append(escape_step(t, loss, record.config.escape_frac))
+        a = np.array([p.scalars["alpha"] for p in runs])
+        e = np.array(esc, dtype=float)
         ax1.loglog(a, e, "o-", color=f"C{i}", label=f"L = {L}")
         if np.isfinite(e).any():
             k = int(np.nanargmax(e))
@@ -130,21 +144,29 @@ def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
     ax1.set_xlabel(r"init scale $\alpha$")
     ax1.set_ylabel("steps to escape (dotted: slope $2-L$)")
     ax1.legend(frameon=False, fontsize=7)
-    for j, a in enumerate(sorted({x["alpha"] for x in tau})):
-        sel = [x for x in tau if x["alpha"] == a]
-        ax2.plot(
-            [x["step"] for x in sel],
-            [x["loss"] for x in sel],
-            color=f"C{j}",
-            label=rf"$\alpha$ = {a:g}",
+    drops = []
+    for j, p in enumerate(tau):
+        t, loss = _curve(p)
+        ax2.plot(t, loss, color=f"C{j}", label=rf"$\alpha$ = {p.scalars['alpha']:g}")
+        drops.append(
+            next((k for k, v in zip(t, loss) if v <= record.config.tau_drop * loss[0]), math.inf)
         )
     ax2.set_xlabel(r"$\tau$-step ($\eta = c\|\theta\|^{2-L}$)")
     ax2.set_ylabel("training loss")
-    first = min((x["alpha"] for x in tau), default=None)  # the gap is shared by every run
-    gap = [x for x in tau if x["alpha"] == first and np.isfinite(x["gap"])]
+    paths = [
+        {
+            int(m["step"]): np.array(json.loads(m["direction"]))
+            for m in p.metrics
+            if m.get("direction")
+        }
+        for p in tau
+    ]
+    gap = direction_gaps(paths, 2**62) if len(paths) > 1 else {}
     if gap:
         tw = ax2.twinx()
-        tw.semilogy([x["step"] for x in gap], [max(x["gap"], 1e-16) for x in gap], "k:", lw=0.8)
+        tw.semilogy(list(gap), [max(g, 1e-16) for g in gap.values()], "k-", lw=0.6)
+        if math.isfinite(min(drops)):
+            tw.axvline(min(drops), color="k", ls=":", lw=0.8)
         tw.set_ylabel(r"direction gap $\max\|\bar\theta(\alpha_i) - \bar\theta(\alpha_j)\|$")
     ax2.legend(frameon=False, fontsize=7)
     path = folder / "plateau_time.png"

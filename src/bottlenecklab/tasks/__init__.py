@@ -18,7 +18,15 @@ from bottlenecklab.tasks._idx import (
     read_idx,
     scalar_standardize,
 )
-from bottlenecklab.tasks._l2_tasks import BipartiteTask, DigitsTask, ReluTeacherTask, SineTask
+from bottlenecklab.tasks._l2_tasks import (
+    BipartiteTask,
+    DigitsTask,
+    GaussianTask,
+    OrthogonalTask,
+    PointsTask,
+    ReluTeacherTask,
+    SineTask,
+)
 from bottlenecklab.tasks._latent_teacher import LatentTeacherConfig, latent_teacher
 from bottlenecklab.tasks._linear_teacher import (
     LinearTeacherConfig,
@@ -43,9 +51,12 @@ __all__ = [
     "BlobsConfig",
     "Dataset",
     "DigitsTask",
+    "GaussianTask",
     "IDXError",
     "LatentTeacherConfig",
     "LinearTeacherConfig",
+    "OrthogonalTask",
+    "PointsTask",
     "RadialCompositionConfig",
     "ReluTeacherTask",
     "SineTask",

@@ -1,5 +1,7 @@
 """Tasks of paper 004's experiments: a 1-D regression, the bipartite task of Prop 13, a
-deep ReLU teacher and a digits subset (spec `l2-sparsity.md`, Quick presets)."""
+deep ReLU teacher, a digits subset (spec `l2-sparsity.md`, Quick presets) and the small
+random data sets of the loss identities (Gaussian, orthogonal), and given 1-D points
+(the counterexample of Prop 19)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from bottlenecklab.config import ConfigError
 from bottlenecklab.tasks._dataset import Dataset
 from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
 
-__all__ = ["BipartiteTask", "DigitsTask", "ReluTeacherTask", "SineTask"]
+__all__ = [
+    "BipartiteTask",
+    "DigitsTask",
+    "GaussianTask",
+    "OrthogonalTask",
+    "PointsTask",
+    "ReluTeacherTask",
+    "SineTask",
+]
 
 
 @dataclass(frozen=True)
@@ -128,3 +138,75 @@ class DigitsTask:
         return Dataset(
             x[tr], onehot[tr], x[te], onehot[te], info={"task": "digits", "classes": list(keep)}
         )
+
+
+@dataclass(frozen=True)
+class GaussianTask:
+    """Standard Gaussian `X` `[n_train, d_in]` and `Y` `[n_train, d_out]`, the test split the
+    training split (the loss identities of paper 004, Prop 1, 3 are measured on the
+    training set only).
+
+    Args:
+        n_train: `N`
+        d_in: input dimension
+        d_out: output dimension.
+    """
+
+    n_train: int = 8
+    d_in: int = 10
+    d_out: int = 3
+
+    def build(self, seed: int = 0) -> Dataset:
+        """`X` `[N, d_in]`, `Y` `[N, d_out]` drawn with `seed`."""
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((self.n_train, self.d_in))
+        Y = rng.standard_normal((self.n_train, self.d_out))
+        return Dataset(X, Y, X, Y, info={"task": "gaussian"})
+
+
+@dataclass(frozen=True)
+class OrthogonalTask:
+    """Square inputs `X = sqrt(N) Q` `[N, N]`, `Q` a random orthogonal matrix, Gaussian `Y`
+    `[N, d_out]`; the test split is the training split (paper 004, §3.1: a deep linear net
+    needs an invertible `X`). Well conditioned: a Gaussian `X` of this size has singular
+    values down to ~1e-2, and the linear net's L-BFGS then stalls near gradient norm 1e-5.
+
+    Args:
+        n_train: `N` (also the input dimension)
+        d_out: output dimension.
+    """
+
+    n_train: int = 6
+    d_out: int = 4
+
+    def build(self, seed: int = 0) -> Dataset:
+        """`X` `[N, N]`, `Y` `[N, d_out]` drawn with `seed`."""
+        rng = np.random.default_rng(seed)
+        Q, _ = np.linalg.qr(rng.standard_normal((self.n_train, self.n_train)))
+        X, Y = np.sqrt(self.n_train) * Q, rng.standard_normal((self.n_train, self.d_out))
+        return Dataset(X, Y, X, Y, info={"task": "orthogonal"})
+
+
+@dataclass(frozen=True)
+class PointsTask:
+    """Given 1-D training points `(x_i, y_i)`; the test split is the training split (paper
+    004, Prop 19: `X = (1, -1)^T`, `Y = (1, 1)^T`).
+
+    Args:
+        x: the inputs, one value per sample
+        y: the targets, one value per sample.
+    """
+
+    x: tuple[float, ...] = (1.0, -1.0)
+    y: tuple[float, ...] = (1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if not self.x or len(self.x) != len(self.y):
+            raise ConfigError(
+                f"task.x and task.y need the same length >= 1, got {self.x}, {self.y}"
+            )
+
+    def build(self, seed: int = 0) -> Dataset:
+        """`X` `[N, 1]`, `Y` `[N, 1]` (deterministic: `seed` is unused)."""
+        X, Y = np.array(self.x, dtype=float)[:, None], np.array(self.y, dtype=float)[:, None]
+        return Dataset(X, Y, X, Y, info={"task": "points"})

@@ -33,6 +33,8 @@ class PhaseConfig:
         lam: the weight decay of this phase's objective (`None`: `TrainConfig.lam`); a
             path of them is a continuation in `lambda` (`training.continuation`). The last
             phase must train at `TrainConfig.lam`, the `lambda` every measurement reads.
+        lr_power: `sgd` only: the step is `lr ||theta||^lr_power` at the current
+            parameters (paper 003, Sec 2.1: `2 - L` is GD in the time `tau`); `0`: `lr`.
     """
 
     optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region"] = "adam"
@@ -43,6 +45,7 @@ class PhaseConfig:
     history: int = 50
     backtrack: bool = False
     lam: float | None = None
+    lr_power: float = 0.0
 
     def __post_init__(self) -> None:
         if self.steps < 0:
@@ -57,6 +60,8 @@ class PhaseConfig:
             raise ConfigError("phase backtrack is for the sgd optimizer only")
         if self.lam is not None and not self.lam >= 0:
             raise ConfigError(f"phase lam (weight decay) must be >= 0 or None, got {self.lam}")
+        if self.lr_power and self.optimizer != "sgd":
+            raise ConfigError("phase lr_power is for the sgd optimizer only")
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,8 @@ class TrainConfig:
         checkpoint_every: steps between checkpoints.
         compile: run the training forward through `torch.compile` (a warning and eager
             training where compilation is unavailable).
+        stop_fraction: end training at the first logged step whose loss is at most this
+            fraction of the initial loss (the escape from a plateau, paper 003); `0`: never.
     """
 
     lam: float = 0.002
@@ -89,12 +96,15 @@ class TrainConfig:
     log_every: int = 100
     checkpoint_every: int = 1000
     compile: bool = False
+    stop_fraction: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.lam >= 0:
             raise ConfigError(f"train.lam (weight decay) must be >= 0, got {self.lam}")
         if not self.phases:
             raise ConfigError("train.phases must have at least one phase")
+        if not 0 <= self.stop_fraction < 1:
+            raise ConfigError(f"train.stop_fraction must be in [0, 1), got {self.stop_fraction}")
         if self.log_every < 1 or self.checkpoint_every < 1:
             raise ConfigError("train.log_every and train.checkpoint_every must be >= 1")
         last = self.lam_of(self.phases[-1])

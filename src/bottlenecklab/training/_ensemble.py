@@ -77,13 +77,17 @@ def _stack(arrays: Sequence[Any], dtype: torch.dtype, device: str) -> torch.Tens
 
 def ensemble_phases(cfg: TrainConfig) -> int:
     """How many leading phases of `cfg` an ensemble trains: those before the first phase
-    that is not elementwise (`PhaseKind.batchable`: L-BFGS, Newton) or backtracks (each
-    decides per member whether a step is taken)."""
+    that is not elementwise (`PhaseKind.batchable`: L-BFGS, Newton), backtracks (each
+    decides per member whether a step is taken) or sets its step from the norm of each
+    member (`lr_power`); none when training stops at a loss (`stop_fraction`)."""
+    if cfg.stop_fraction:
+        return 0
     n = 0
     while (
         n < len(cfg.phases)
         and PHASES[cfg.phases[n].optimizer].batchable
         and not cfg.phases[n].backtrack
+        and not cfg.phases[n].lr_power
     ):
         n += 1
     return n

@@ -41,7 +41,8 @@ class Objective:
         """`(loss, cost, reg)` at the current parameters (`forward`: another forward of the
         same network, e.g. the twice-differentiable one)."""
         cost = self.cost_fn((self.forward if forward is None else forward)(self.X), self.Y)
-        reg = self.model.regularization(self.lam)
+        # lam = 0: no regularizer in the graph (its value and gradient are exact zeros)
+        reg = self.model.regularization(self.lam) if self.lam else cost.new_zeros(())
         return cost + reg, cost, reg
 
     def loss(self, forward: Any = None) -> torch.Tensor:

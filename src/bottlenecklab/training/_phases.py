@@ -42,11 +42,16 @@ class PhaseKind:
         raise NotImplementedError
 
     def lr(self, phase: PhaseConfig, opt: Any, base_lr: float, book: Any) -> float:
-        return lr_at(phase, base_lr, book.t) * book.lr_factor
+        lr = lr_at(phase, base_lr, book.t) * book.lr_factor
+        if phase.lr_power:  # `lr ||theta||^lr_power` at the current parameters
+            params = [p for g in opt.param_groups for p in g["params"]]
+            norm = math.sqrt(sum(float(p.detach().pow(2).sum()) for p in params))
+            lr *= norm**phase.lr_power
+        return lr
 
     def run(self, obj: Objective, phase: PhaseConfig, opt: Any, base_lr: float, book) -> None:
-        """The rest of the phase, from step `book.t`."""
-        while book.t < phase.steps:
+        """The rest of the phase, from step `book.t` (or until `book.stopped`)."""
+        while book.t < phase.steps and not book.stopped:
             lr = self.lr(phase, opt, base_lr, book)
             for g in getattr(opt, "param_groups", ()):
                 g["lr"] = lr
@@ -141,7 +146,7 @@ class Newton(PhaseKind):
         return TrustRegion(lr)
 
     def run(self, obj, phase, opt, base_lr, book) -> None:
-        if book.t >= phase.steps:
+        if book.t >= phase.steps or book.stopped:
             return
         smooth = getattr(obj.model, "forward_twice_differentiable", None)
         remaining, radius = phase.steps - book.t, opt.radius

@@ -51,7 +51,8 @@ class Bookkeeper:
     in it, `result.steps`), the metrics rows and the `on_log` callback (called with each
     row right after it is logged, the model holding that step's state), the progress bar,
     checkpoints every `checkpoint_every` steps, and on a NaN/Inf loss the rollback to the
-    last logged good state (`TrainingDiverged`). `resume()` restores all of it.
+    last logged good state (`TrainingDiverged`), and the stop at a loss (`stop_at`: the
+    first logged loss at or below it sets `stopped`). `resume()` restores all of it.
 
     `train` and `train_ensemble` use all of it (`for_run`); loops of their own (small
     init, representation GD) use the rows, `due` and the bar.
@@ -77,6 +78,8 @@ class Bookkeeper:
         self.checkpoint, self.on_log = checkpoint, on_log
         self.result = TrainResult()
         self.phase, self.t, self.lr_factor, self.opt_state = 0, 0, 1.0, None
+        self.stop_at: float | None = None
+        self.stopped = False
         self.show = sys.stderr.isatty() if progress is None else progress
         self.desc = desc
 
@@ -94,6 +97,7 @@ class Bookkeeper:
         self.model.load_state_dict(state["model"])
         self.phase, self.t, self.opt_state = state["phase"], state["t"], state.get("optimizer")
         self.lr_factor = float(state.get("lr_factor", 1.0))
+        self.stop_at, self.stopped = state.get("stop_at"), bool(state.get("stopped", False))
         self.result.metrics = list(state["metrics"])
         self.result.steps, self.result.wall_s = state["steps"], state["wall_s"]
 
@@ -154,6 +158,7 @@ class Bookkeeper:
             self.log(row)
             if math.isfinite(row["loss"]):
                 self.good, self.good_step = copy.deepcopy(self.model.state_dict()), r.steps
+                self.stopped = self.stop_at is not None and row["loss"] <= self.stop_at
             else:  # this very step blew up (caught here even when it is the last one)
                 value = row["loss"]
         if not math.isfinite(value):
@@ -182,6 +187,8 @@ class Bookkeeper:
             "metrics": self.result.metrics,
             "wall_s": self.elapsed(),
             "lr_factor": self.lr_factor,
+            "stop_at": self.stop_at,
+            "stopped": self.stopped,
             **extra,
         }
         save_checkpoint(state, self.checkpoint)
@@ -214,7 +221,9 @@ def train(
 
     The loss is `C(Y_hat) + model.regularization(lam)`, `C` the config's cost (`COSTS`),
     `lam` the phase's own (`PhaseConfig.lam`, else `cfg.lam`: `TrainConfig.lam_of`). Each
-    phase runs its kind from `PHASES` (`PhaseConfig.optimizer`). Models with
+    phase runs its kind from `PHASES` (`PhaseConfig.optimizer`); with
+    `cfg.stop_fraction` training ends at the first logged loss at or below that fraction of
+    the initial one (`TrainResult.steps` then counts the steps done). Models with
     `adapt_every > 0` (adaptive layer steps) update their steps every `adapt_every`
     first-order steps from that step's own forward pass (`record_step_norms`, then
     `adapt_recorded` after the backward): the new steps apply from the next step on.
@@ -237,11 +246,17 @@ def train(
                               progress=progress, desc=desc)  # fmt: skip
     if resume:
         book.resume()
+    elif cfg.stop_fraction:  # the initial loss, at the first phase's weight decay
+        obj.lam = cfg.lam_of(cfg.phases[0])
+        with torch.no_grad():
+            book.stop_at = cfg.stop_fraction * float(obj.loss())
     if cfg.compile:
         obj.forward = compiled_forward(model, obj.X)
     scale = 1.0 / model.depth if cfg.lr_per_depth else 1.0
     book.start()
     for phase_i in range(book.phase, len(cfg.phases)):
+        if book.stopped:  # `cfg.stop_fraction`: the loss got there
+            break
         phase, kind = cfg.phases[phase_i], PHASES[cfg.phases[phase_i].optimizer]
         obj.lam = cfg.lam_of(phase)  # continuation in lambda: each phase its own
         opt = kind.make(phase, obj.params, phase.lr * scale)

@@ -1,29 +1,32 @@
-"""`saddle/plateau-time` — paper 003, Prop 2.2 and Sec 2.1 (derived; trains small nets).
+"""`saddle/plateau-time` — paper 003, Prop 2.2 and Sec 2.1 (derived).
 
     bottlenecklab run saddle/plateau-time --preset quick
 
 Full-batch GD on a small teacher from `theta_0 = alpha * theta_hat` (one shared unit
-direction, 5 scales spanning x4). Expected: the log-log slope of the steps to the first
-escape (loss <= 0.9 C(0)) against `alpha` is `2 - L` within 15 % at `L = 3, 4`; in the
-time `tau` (`eta_k = c ||theta_k||^{2-L}`) the direction `theta/||theta||` does not depend
-on `alpha` until the first 1 % loss drop; report only: `tau`-steps ~ `ln(1/alpha)`.
-Tables: `escape`, `curves`, `tau`. Quick preset: ~60 s CPU (up to 7 min wall on the
-shared 2 cores). Measured numbers and pilots: `docs/lab-notes/saddle.md`.
+direction, 5 scales spanning x4), one grid point per run (`plan`), each stopped at its
+escape. Expected: the log-log slope of the steps to the first escape (loss <= 0.9 C(0))
+against `alpha` is `2 - L` within 15 % at `L = 3, 4`; in the time `tau`
+(`eta_k = c ||theta_k||^{2-L}`) the direction `theta/||theta||` (traced every step) does
+not depend on `alpha` until the first 1 % loss drop. Quick preset: ~4.5 min CPU (12-20
+min wall on the shared 2 cores). Measured numbers and pilots: `docs/lab-notes/saddle.md`.
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
+import torch
 
 from bottlenecklab.experiments._claims import at_most, in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
-from bottlenecklab.measure import escape_step, fit_line, loglog_slope
-from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.training import SmallInitConfig, train_small_init
+from bottlenecklab.measure import costs, direction_gaps, escape_step, loglog_slope
+from bottlenecklab.models import FCNNConfig, NormedFCNNConfig
+from bottlenecklab.tasks import Dataset, TeacherConfig
+from bottlenecklab.training import PhaseConfig, TrainConfig
 
 SOURCE = "003 Prop 2.2 (derived)"
 DYNAMICS = (
@@ -31,25 +34,29 @@ DYNAMICS = (
     "lasts, the path of theta/||theta|| before the escape), read off the trajectory: no "
     "critical point is reached or claimed (no weight decay, the plateau is a transient)."
 )
+Kind = Literal["slope", "tau"]
 
 
 @dataclass(frozen=True)
 class Config:
-    """Escape time against the init scale, and the `tau`-time run.
+    """Escape time against the init scale, and the `tau`-time runs.
 
     Args:
         task: the teacher (`N = 64`); width: hidden width; depths: depths of the slope fit.
         alphas: per depth, the init scales `alpha` (`||theta_0|| = alpha sqrt(L)`).
         lrs: per depth, the constant GD learning rate.
         max_steps: step budget per run; log_every: steps between logged losses.
-        escape_frac: escape when the loss is at most this fraction of `C(0)`.
+        escape_frac: escape when the loss is at most this fraction of `C(0)` (every run
+            stops there: `train.stop_fraction`).
         first_frac: report only: the same slope for the first departure from the origin
             (loss `<= first_frac * C(0)`), before any later saddle of the teacher.
         slope_rtol: the slope must lie within this relative tolerance of `2 - L`.
-        tau_depth, tau_alphas, tau_c, tau_steps: the `tau`-run (`eta_k = c ||theta||^{2-L}`).
+        tau_depth, tau_alphas, tau_c, tau_steps: the `tau`-runs (`eta_k = c ||theta||^{2-L}`,
+            logged every step).
         tau_drop: the direction comparison runs until the first logged step at which a
             run's loss is at most `tau_drop * C(0)` (the first 1 % loss drop).
         dir_tol: largest allowed `||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)||` up to then.
+        run: this point, an index into `plan` (the grid: `runs`).
     """
 
     task: TeacherConfig = TeacherConfig(dims=(5, 3, 2), hidden=20, n_train=64, n_test=1)
@@ -71,109 +78,107 @@ class Config:
     tau_steps: int = 5000
     tau_drop: float = 0.99
     dir_tol: float = 1e-2
+    run: int = 0
     seed: int = 0
 
-
-def _net(cfg: Config, depth: int, d_in: int, d_out: int):
-    model = FCNNConfig(depth=depth, width=cfg.width, bias_scale=0.0, init="normal")
-    return model.build(d_in, d_out, seed=cfg.seed + 1)  # one direction for every scale
-
-
-def measure(model: None, data: None, cfg: Config) -> Measurement:
-    """Train every (depth, alpha) until escape; the `tau`-run; slopes and direction gaps."""
-    ds = cfg.task.build(seed=cfg.seed)
-    escape, curves, tau = [], [], []
-    scalars: dict[str, float] = {}
-    for L, alphas, lr in zip(cfg.depths, cfg.alphas, cfg.lrs):
-        steps, first = [], []
-        for a in alphas:
-            run = SmallInitConfig(
-                steps=cfg.max_steps,
-                lr=lr,
-                init_norm=a * math.sqrt(L),
-                log_every=cfg.log_every,
-                stop_fraction=cfg.escape_frac,
-            )
-            res = train_small_init(_net(cfg, L, ds.d_in, ds.d_out), ds, run)
-            t, loss = [m["step"] for m in res.metrics], [m["loss"] for m in res.metrics]
-            e = escape_step(t, loss, cfg.escape_frac)
-            steps.append(e)
-            first.append(escape_step(t, loss, cfg.first_frac))
-            escape.append(
-                {
-                    "depth": L,
-                    "alpha": a,
-                    "init_norm": a * math.sqrt(L),
-                    "escape_step": e,
-                    "first_step": first[-1],
-                    "lr": lr,
-                }
-            )
-            curves += [{"depth": L, "alpha": a, **m} for m in res.metrics]
-        finite = all(math.isfinite(e) for e in steps)
-        scalars[f"slope_L{L}"] = loglog_slope(alphas, steps) if finite else math.nan
-        scalars[f"escaped_L{L}"] = float(sum(math.isfinite(e) for e in steps))
-        ok = all(math.isfinite(e) for e in first)
-        scalars[f"slope_first_L{L}"] = loglog_slope(alphas, first) if ok else math.nan
-    L = cfg.tau_depth
-    runs = []
-    for a in cfg.tau_alphas:
-        run = SmallInitConfig(
-            steps=cfg.tau_steps,
-            lr=cfg.tau_c,
-            lr_power=2.0 - L,
-            init_norm=a * math.sqrt(L),
-            log_every=1,
-            stop_fraction=cfg.escape_frac,
-            keep_directions=True,
+    @property
+    def plan(self) -> tuple[tuple[Kind, int, float], ...]:
+        """Every grid point's `(kind, depth, alpha)`: the slope runs, then the `tau`-runs."""
+        slope = tuple(
+            ("slope", L, a) for L, alphas in zip(self.depths, self.alphas) for a in alphas
         )
-        runs.append(train_small_init(_net(cfg, L, ds.d_in, ds.d_out), ds, run))
-    c0 = [r.metrics[0]["loss"] for r in runs]
-    drop = [
-        next((m["step"] for m in r.metrics if m["loss"] <= cfg.tau_drop * c), math.inf)
-        for r, c in zip(runs, c0)
-    ]
-    until = min(drop)
-    n = min(len(r.directions) for r in runs)
-    k_max = int(min(until, n - 1)) if math.isfinite(until) else -1
-    gaps = [
-        max(
-            (
-                float((ri.directions[k] - rj.directions[k]).norm())
-                for ri, rj in itertools.combinations(runs, 2)
-            ),
-            default=0.0,
+        return slope + tuple(("tau", self.tau_depth, a) for a in self.tau_alphas)
+
+    @property
+    def runs(self) -> tuple[int, ...]:
+        """The grid: an index per run of `plan`."""
+        return tuple(range(len(self.plan)))
+
+    @property
+    def model(self) -> NormedFCNNConfig:
+        """This run's net: the seed's direction at `||theta_0|| = alpha sqrt(L)`."""
+        _, L, a = self.plan[self.run]
+        net = FCNNConfig(depth=L, width=self.width, bias_scale=0.0, init="normal")
+        return NormedFCNNConfig(net, a * math.sqrt(L))
+
+    @property
+    def train(self) -> TrainConfig:
+        """Plain GD on the data cost until the escape: a constant step per depth, or the
+        `tau`-time step `tau_c ||theta||^{2-L}` logged every step."""
+        kind, L, _ = self.plan[self.run]
+        if kind == "slope":
+            phase = PhaseConfig("sgd", self.max_steps, self.lrs[self.depths.index(L)])
+            log_every = self.log_every
+        else:
+            phase = PhaseConfig("sgd", self.tau_steps, self.tau_c, lr_power=2.0 - L)
+            log_every = 1
+        return TrainConfig(
+            lam=0.0,
+            phases=(phase,),
+            dtype="float64",
+            log_every=log_every,
+            stop_fraction=self.escape_frac,
         )
-        for k in range(k_max + 1)
+
+
+def trace(model: torch.nn.Module, cfg: Config) -> dict[str, Any]:
+    """`tau`-runs: `theta / ||theta||` at every logged step (column `direction`, JSON)."""
+    if cfg.plan[cfg.run][0] != "tau":
+        return {}
+    theta = torch.cat([p.detach().flatten() for p in model.parameters()]).cpu()
+    return {"direction": json.dumps((theta / theta.norm()).tolist())}
+
+
+def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
+    """This run's depth, scale and step, `C(0)` (`loss0`, the init's training cost:
+    run_point's seed and dtype), the final loss and whether it escaped."""
+    kind, L, a = cfg.plan[cfg.run]
+    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
+    loss0 = costs(init, data)["train_cost"]
+    final = costs(model, data)["train_cost"]
+    scalars = {
+        "depth": float(L),
+        "alpha": a,
+        "init_norm": a * math.sqrt(L),
+        "lr": cfg.train.phases[0].lr,
+        "tau": float(kind == "tau"),
+        "loss0": loss0,
+        "final_loss": final,
+        "escaped": float(final <= cfg.escape_frac * loss0),
+    }
+    return Measurement(scalars=scalars)
+
+
+def curve(r: PointResult) -> tuple[list[float], list[float]]:
+    """A run's logged `(steps, losses)` from step 0 (`C(0)`, then `metrics.csv`)."""
+    rows = sorted(r.metrics, key=lambda m: m["step"])
+    return [0.0] + [float(m["step"]) for m in rows], [r.scalars.get("loss0", math.nan)] + [
+        float(m["loss"]) for m in rows
     ]
-    for a, r in zip(cfg.tau_alphas, runs):
-        tau += [
-            {
-                "alpha": a,
-                "step": m["step"],
-                "loss": m["loss"],
-                "norm": m["norm"],
-                "gap": gaps[m["step"]] if m["step"] <= k_max else math.nan,
-            }
-            for m in r.metrics
-        ]
-    tau_escape = [
-        escape_step([m["step"] for m in r.metrics], [m["loss"] for m in r.metrics], cfg.escape_frac)
-        for r in runs
+
+
+def tau_gaps(cfg: Config, results: list[PointResult]) -> tuple[dict[int, float], float]:
+    """The `tau`-runs' direction gap per step up to the first `1 - tau_drop` loss drop of
+    any of them (`measure.direction_gaps`), and that step (`inf`: no drop, no gap)."""
+    runs = [r for r in results if r.status == "done" and cfg.plan[r.point["run"]][0] == "tau"]
+    if len(runs) < len(cfg.tau_alphas):
+        return {}, math.inf
+    drops = []
+    for r in runs:
+        t, loss = curve(r)
+        drops.append(next((k for k, v in zip(t, loss) if v <= cfg.tau_drop * loss[0]), math.inf))
+    until = min(drops)
+    if not math.isfinite(until):
+        return {}, until
+    paths = [
+        {int(m["step"]): np.array(json.loads(m["direction"])) for m in r.metrics} for r in runs
     ]
-    scalars["tau_gap_max"] = max(gaps) if gaps else math.nan
-    scalars["tau_until_step"] = float(until)
-    scalars["tau_steps_per_log_inv_alpha"] = fit_line(
-        [math.log(1 / a) for a in cfg.tau_alphas], tau_escape
-    )[0]
-    for a, e in zip(cfg.tau_alphas, tau_escape):
-        scalars[f"tau_escape_{a:g}"] = e
-    return Measurement(scalars=scalars, tables={"escape": escape, "curves": curves, "tau": tau})
+    return direction_gaps(paths, int(until)), until
 
 
 def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Slope `2 - L` per depth (every run must escape within the budget); the `tau`-run."""
-    s = results[0].scalars
+    """Slope `2 - L` per depth (every run must escape within the budget: its first logged
+    loss <= `escape_frac` C(0) is where it stopped); the `tau`-runs' direction gap."""
     out = []
     for L, alphas in zip(cfg.depths, cfg.alphas):
         target = 2.0 - L
@@ -183,7 +188,14 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             f"against the init scale (alpha = {', '.join(f'{a:g}' for a in alphas)}) "
             f"is 2 - L within {cfg.slope_rtol:.0%}"
         )
-        escaped = s.get(f"escaped_L{L}", 0.0)
+        runs = {
+            cfg.plan[r.point["run"]][2]: curve(r)
+            for r in results
+            if r.status == "done" and cfg.plan[r.point["run"]][:2] == ("slope", L)
+        }
+        steps = [escape_step(*runs[a], cfg.escape_frac) if a in runs else math.nan for a in alphas]
+        first = [escape_step(*runs[a], cfg.first_frac) if a in runs else math.nan for a in alphas]
+        escaped = sum(math.isfinite(e) for e in steps)
         if escaped < len(alphas):
             out.append(
                 unmeasured(
@@ -191,24 +203,24 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
                     SOURCE,
                     statement,
                     f"in [{lo:g}, {hi:g}]",
-                    f"{int(escaped)} of {len(alphas)} runs escaped within {cfg.max_steps} steps",
+                    f"{escaped} of {len(alphas)} runs escaped within {cfg.max_steps} steps",
                 )
             )
         else:
             out.append(
-                in_range(
-                    f"slope-L{L}", SOURCE, statement, float(s.get(f"slope_L{L}", math.nan)), lo, hi
-                )
+                in_range(f"slope-L{L}", SOURCE, statement, loglog_slope(alphas, steps), lo, hi)
             )
+        ok = all(math.isfinite(e) for e in first)
         out.append(
             reported(
                 f"slope-first-L{L}",
                 SOURCE,
                 f"L = {L}: the same slope for the first departure, loss <= "
                 f"{cfg.first_frac:g} C(0) (target 2 - L = {target:g})",
-                float(s.get(f"slope_first_L{L}", math.nan)),
+                loglog_slope(alphas, first) if ok else math.nan,
             )
         )
+    gaps, until = tau_gaps(cfg, results)
     out.append(
         at_most(
             "tau-direction",
@@ -216,8 +228,8 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             f"tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
             f"||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = "
             f"{', '.join(f'{a:g}' for a in cfg.tau_alphas)} until the first "
-            f"{1 - cfg.tau_drop:.0%} loss drop (step {s.get('tau_until_step', math.nan):g})",
-            float(s.get("tau_gap_max", math.nan)),
+            f"{1 - cfg.tau_drop:.0%} loss drop (step {until:g})",
+            max(gaps.values()) if gaps else math.nan,
             cfg.dir_tol,
         )
     )
@@ -251,12 +263,12 @@ EXPERIMENT = Experiment(
     title="The first plateau lasts ~ sigma_0^(2-L) GD steps; tau-time paths are scale-free",
     config=Config(),
     presets=PRESETS,
-    grid={},
+    grid={"run": "runs"},
     measure=measure,
     claims=claims,
     figures=("plateau_time",),
-    trains=False,
     doc=__doc__ or "",
+    trace=trace,
     ungated={
         "slope-*": DYNAMICS,
         "tau-direction": DYNAMICS,
