@@ -3,8 +3,8 @@
     python tools/margins.py runs/robust/seed0 runs/robust/seed1 runs/robust/seed2 \
         runs/robust/threads2 --page docs/lab-notes/robustness.md
 
-Each argument is a `bottlenecklab reproduce` folder of the same experiments (other seeds,
-other thread counts). For every asserted claim: its state and margin (`Claim.margin`, the
+Each argument is a `bottlenecklab reproduce` folder (other seeds, other thread counts);
+the experiments that every folder holds are compared. For every asserted claim: its state and margin (`Claim.margin`, the
 signed distance of the measured value to its bound) in each run, the smallest margin and
 the spread (largest minus smallest margin). A verdict is robust when the smallest margin
 exceeds the spread; a claim that is not robust is marked **fragile**. The table is written
@@ -51,7 +51,7 @@ def rows(roots: list[Path]) -> list[dict]:
                 record = load_run(folder, EXPERIMENTS)
                 runs.setdefault(record.name, [None] * len(roots))[i] = record
     out = []
-    for name in sorted(runs):
+    for name in sorted(n for n in runs if all(runs[n])):  # experiments every run has
         ids = [c.id for r in runs[name] if r for c in r.claims if c.asserted]
         for cid in dict.fromkeys(ids):
             cells = []
