@@ -4,12 +4,13 @@
         runs/robust/threads2 --page docs/lab-notes/robustness.md
 
 Each argument is a `bottlenecklab reproduce` folder (other seeds, other thread counts);
-the experiments that every folder holds are compared. For every asserted claim: its state and margin (`Claim.margin`, the
-signed distance of the measured value to its bound) in each run, the smallest margin and
-the spread (largest minus smallest margin). A verdict is robust when the smallest margin
-exceeds the spread; a claim that is not robust is marked **fragile**. The table is written
-between the page's `<!-- margins:begin -->` and `<!-- margins:end -->` markers; numbers
-come from the runs' files only. Exit 2 with one line on a bad folder.
+the experiments that every folder holds are compared. For every asserted claim: its state
+and margin (`Claim.margin`, the signed distance of the measured value to its bound) in
+each run, the smallest margin and the spread (largest minus smallest margin). A verdict
+is robust when the smallest margin exceeds the spread; a claim that is not robust is
+marked **fragile**. The table is written between the page's `<!-- margins:begin -->` and
+`<!-- margins:end -->` markers; numbers come from the runs' files only. Exit 2 with one
+line on a bad folder.
 """
 
 from __future__ import annotations
