@@ -21,6 +21,7 @@ import math
 import sys
 from pathlib import Path
 
+from bottlenecklab.config import ConfigError
 from bottlenecklab.experiments import EXPERIMENTS, load_run, state_of
 from bottlenecklab.report import find_runs
 
@@ -49,7 +50,10 @@ def rows(roots: list[Path]) -> list[dict]:
         for folder in folders:
             meta = json.loads((folder / "config.json").read_text())
             if meta.get("experiment") in EXPERIMENTS:
-                record = load_run(folder, EXPERIMENTS)
+                try:
+                    record = load_run(folder, EXPERIMENTS)
+                except ConfigError as e:  # a run of another version of the experiment
+                    raise ValueError(f"{folder}: {e}") from None
                 runs.setdefault(record.name, [None] * len(roots))[i] = record
     out = []
     for name in sorted(n for n in runs if all(runs[n])):  # experiments every run has
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         section = table(args.roots)
         args.page.write_text(replace_section(args.page.read_text(), section))
     except (OSError, ValueError, KeyError) as e:
-        print(f"margins: {e}", file=sys.stderr)
+        print(f"margins: {e}".splitlines()[0], file=sys.stderr)
         return 2
     print(f"updated {args.page} from {len(args.roots)} runs")
     return 0
