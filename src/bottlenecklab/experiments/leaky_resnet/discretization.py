@@ -27,7 +27,11 @@ from bottlenecklab.experiments._spec import (
     PointResult,
     Reads,
 )
-from bottlenecklab.experiments.leaky_resnet._common import LEAKY_GATE, layer_measurement
+from bottlenecklab.experiments.leaky_resnet._common import (
+    LEAKY_GATE,
+    PAPER_TRAINING,
+    layer_measurement,
+)
 from bottlenecklab.measure import float64_copy, pca_paths, step_profile
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
@@ -209,7 +213,7 @@ PRESETS = {
         "train.checkpoint_every": 500,
     },
     # The paper's sizes and schedule (App. B): the base config.
-    "paper": {},
+    "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }
 
 EXPERIMENT = Experiment(

@@ -37,7 +37,11 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.experiments._verdicts import PREV
-from bottlenecklab.experiments.leaky_resnet._common import LEAKY_GATE, layer_measurement
+from bottlenecklab.experiments.leaky_resnet._common import (
+    LEAKY_GATE,
+    PAPER_TRAINING,
+    layer_measurement,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -227,23 +231,8 @@ PRESETS = {
         "train.log_every": 200,
         "train.checkpoint_every": 1000,
     },
-    # The paper's sizes and lam (App. B), trained by continuation in lam: at lam = 0.002
-    # the decay force is ~1e-5 W and the paper's Adam/SGD schedule does not reach the
-    # optimum in an hour; from lam = 0.05 down a geometric path it reaches a 25 % lower
-    # loss in a quarter of the time at quick size (docs/lab-notes/leaky-resnet.md).
-    "paper": {
-        "train.dtype": "float64",  # the certificate and Newton need float64
-        "train.phases": (
-            {"optimizer": "adam", "steps": 4000, "lr": 1e-3, "schedule": "cosine", "lam": 0.05},
-            {"optimizer": "lbfgs", "steps": 1500, "lr": 1.0, "lam": 0.05},
-            {"optimizer": "lbfgs", "steps": 1500, "lr": 1.0, "lam": 0.0171},
-            {"optimizer": "lbfgs", "steps": 1500, "lr": 1.0, "lam": 0.00585},
-            {"optimizer": "lbfgs", "steps": 1500, "lr": 1.0, "lam": 0.002},
-            {"optimizer": "newton", "steps": 400, "lr": 1.0},  # at train.lam = 0.002
-        ),
-        "train.log_every": 200,
-        "train.checkpoint_every": 1000,
-    },
+    # The paper's sizes and lam (App. B), trained by continuation in lam (_common).
+    "paper": PAPER_TRAINING,
 }
 
 EXPERIMENT = Experiment(

@@ -27,7 +27,12 @@ from bottlenecklab.experiments._spec import (
     PointResult,
     Reads,
 )
-from bottlenecklab.experiments.leaky_resnet._common import LEAKY_GATE, layer_measurement, region
+from bottlenecklab.experiments.leaky_resnet._common import (
+    LEAKY_GATE,
+    PAPER_TRAINING,
+    layer_measurement,
+    region,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -197,7 +202,7 @@ PRESETS = {
         "train.checkpoint_every": 1000,
     },
     # The paper's sizes and schedule (App. B): the base config.
-    "paper": {},
+    "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }
 
 EXPERIMENT = Experiment(

@@ -27,7 +27,11 @@ from bottlenecklab.experiments._spec import (
     PointResult,
     Reads,
 )
-from bottlenecklab.experiments.leaky_resnet._common import LEAKY_GATE, layer_measurement
+from bottlenecklab.experiments.leaky_resnet._common import (
+    LEAKY_GATE,
+    PAPER_TRAINING,
+    layer_measurement,
+)
 from bottlenecklab.measure import (
     balancedness_residual,
     certify,
@@ -274,7 +278,7 @@ PRESETS = {
         "train.checkpoint_every": 1000,
     },
     # The paper's sizes and schedule (App. B): the base config.
-    "paper": {},
+    "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }
 
 _THM4 = ("thm4_middle", "thm4_upper", "thm4_lower", "thm4_lower_corrected")
