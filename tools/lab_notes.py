@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from bottlenecklab.experiments import EXPERIMENTS, load_run, point_time_s, state_of
+from bottlenecklab.files import replace_between
 from bottlenecklab.report import find_runs
 
 BEGIN, END = "<!-- run:begin -->", "<!-- run:end -->"
@@ -80,11 +81,7 @@ def sections(root: Path) -> dict[str, str]:
 
 def replace_section(text: str, section: str) -> str:
     """`text` with the part between the markers replaced by `section`."""
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"no {BEGIN} ... {END} markers")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{section}\n{END}{tail}"
+    return replace_between(text, BEGIN, END, section)
 
 
 def main(argv: list[str] | None = None) -> int:

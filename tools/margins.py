@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bottlenecklab.config import ConfigError
 from bottlenecklab.experiments import EXPERIMENTS, load_run, state_of
+from bottlenecklab.files import replace_between
 from bottlenecklab.report import find_runs
 
 BEGIN, END = "<!-- margins:begin -->", "<!-- margins:end -->"
@@ -110,11 +111,10 @@ def table(roots: list[Path]) -> str:
 
 def replace_section(text: str, section: str) -> str:
     """`text` with the part between the markers replaced by `section`."""
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"the page has no {BEGIN} ... {END} markers")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{section}\n{END}{tail}"
+    try:
+        return replace_between(text, BEGIN, END, section)
+    except ValueError:
+        raise ValueError(f"the page has no {BEGIN} ... {END} markers") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from bottlenecklab.experiments import (
     state_of,
     total_wall_s,
 )
+from bottlenecklab.files import replace_between
 from bottlenecklab.report import find_runs
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -89,11 +90,10 @@ def tables(root: Path) -> str:
 
 def replace_section(text: str, section: str) -> str:
     """`text` with the part between the markers replaced by `section`."""
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"the README has no {BEGIN} ... {END} markers")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{section}\n{END}{tail}"
+    try:
+        return replace_between(text, BEGIN, END, section)
+    except ValueError:
+        raise ValueError(f"the README has no {BEGIN} ... {END} markers") from None
 
 
 def main(argv: list[str] | None = None) -> int:

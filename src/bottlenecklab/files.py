@@ -31,6 +31,7 @@ __all__ = [
     "WriteError",
     "atomic_write",
     "atomic_writer",
+    "replace_between",
     "write_json",
 ]
 
@@ -98,6 +99,16 @@ def atomic_write(path: str | Path, data: str | bytes) -> None:
 def write_json(path: str | Path, obj: Any, default: Any = str) -> None:
     """Write `obj` as indented JSON atomically; `default` as in `json.dump`."""
     atomic_write(path, json.dumps(obj, indent=2, default=default) + "\n")
+
+
+def replace_between(text: str, begin: str, end: str, section: str) -> str:
+    """`text` with what lies between the markers `begin` and `end` replaced by `section`
+    (the markers kept, each on its own line); `ValueError` when a marker is missing."""
+    if begin not in text or end not in text:
+        raise ValueError(f"no {begin} ... {end} markers")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{section}\n{end}{tail}"
 
 
 def _alive(pid: int) -> bool:
