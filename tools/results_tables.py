@@ -50,10 +50,12 @@ def tables(root: Path) -> str:
     records.sort(key=lambda r: (EXPERIMENTS[r.name].source, r.name))
     total = count_states([c for r in records for c in r.claims])
     wall = total_wall_s([r.meta for r in records])
+    work = sum(point_time_s(r.meta) for r in records)
     presets = sorted({str(r.meta.get("preset")) for r in records})
     lines = [
         f"`bottlenecklab reproduce` ({', '.join(presets)} preset), {len(records)} experiments, "
-        f"{wall / 60:.1f} min of run time in all: {_cell(total)}.",
+        f"{wall / 60:.1f} min of wall time, {work / 60:.1f} min of point time in all: "
+        f"{_cell(total)}.",
         "",
         "| experiment | source | reproduces | claims | point time |",
         "|---|---|---|---|---|",
