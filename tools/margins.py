@@ -6,11 +6,12 @@
 Each argument is a `bottlenecklab reproduce` folder (other seeds, other thread counts);
 the experiments that every folder holds are compared. For every asserted claim: its state
 and margin (`Claim.margin`, the signed distance of the measured value to its bound) in
-each run, the smallest margin and the spread (largest minus smallest margin). A verdict
-is robust when the smallest margin exceeds the spread; a claim that is not robust is
-marked **fragile**. The table is written between the page's `<!-- margins:begin -->` and
-`<!-- margins:end -->` markers; numbers come from the runs' files only. Exit 2 with one
-line on a bad folder.
+each run, the smallest margin and the spread (largest minus smallest margin), in the
+claim's margin scale (`Claim.margin_scale`: its own units, or decades above round-off for
+an exact statement checked in floating point). A verdict is robust when the smallest
+margin exceeds the spread; a claim that is not robust is marked **fragile**. The table
+is written between the page's `<!-- margins:begin -->` and `<!-- margins:end -->` markers;
+numbers come from the runs' files only. Exit 2 with one line on a bad folder.
 """
 
 from __future__ import annotations
@@ -74,10 +75,12 @@ def rows(roots: list[Path]) -> list[dict]:
                 and len(margins) == len(cells)
                 and low > spread
             )
+            scales = {c.margin_scale for r in runs[name] for c in r.claims if c.id == cid}
             out.append(
                 {
                     "experiment": name,
                     "claim": cid,
+                    "unit": " dec" if scales == {"decades"} else "",
                     "cells": cells,
                     "low": low,
                     "spread": spread,
@@ -92,19 +95,21 @@ def table(roots: list[Path]) -> str:
     labels = [_label(r) for r in roots]
     lines = [
         f"Margins of every asserted claim over {len(roots)} runs ({'; '.join(labels)}). "
-        "Margin: the measured value's signed distance to its bound (claim units); robust "
-        "when the smallest margin exceeds the spread.",
+        "Margin: the measured value's signed distance to its bound (claim units; `dec`: "
+        "decades above the round-off tolerance of an exact statement); robust when the "
+        "smallest margin exceeds the spread.",
         "",
         "| experiment | claim | " + " | ".join(labels) + " | smallest | spread | verdict |",
         "|---|---|" + "---|" * len(labels) + "---|---|---|",
     ]
     fmt = lambda x: "n/a" if x is None else f"{x:.3g}"  # noqa: E731
     for row in rows(roots):
-        cells = " | ".join(f"{st} ({fmt(m)})" for st, m in row["cells"])
+        u = row["unit"]
+        cells = " | ".join(f"{st} ({fmt(m)}{u if m is not None else ''})" for st, m in row["cells"])
         verdict = "robust" if row["robust"] else "**fragile**"
         lines.append(
-            f"| `{row['experiment']}` | `{row['claim']}` | {cells} | {fmt(row['low'])} "
-            f"| {fmt(row['spread'])} | {verdict} |"
+            f"| `{row['experiment']}` | `{row['claim']}` | {cells} | {fmt(row['low'])}{u} "
+            f"| {fmt(row['spread'])}{u} | {verdict} |"
         )
     return "\n".join(lines)
 

@@ -11,6 +11,7 @@ from bottlenecklab.experiments._claims import (
     at_least,
     at_most,
     gated,
+    holds_to_roundoff,
     in_range,
     non_decreasing,
     reported,
@@ -136,3 +137,24 @@ def test_reported_claims_are_not_counted() -> None:
     c = reported("x", "002", "a number", 0.5)
     assert claim_state(c) == "reported"
     assert claim_state(in_range("y", "002", "s", 0.5, 0.0, 1.0)) == "passed"
+
+
+@pytest.mark.parametrize(
+    ("slack", "passes", "decades"),
+    [
+        (0.1, True, 8.0),
+        (1.0, True, 9.0),
+        (0.0, True, 0.0),
+        (-5e-10, True, 0.0),
+        (-1e-6, False, -3.0),
+        (NAN, False, None),
+        (-INF, False, None),
+    ],
+)
+def test_holds_to_roundoff_counts_decades_above_the_roundoff(slack, passes, decades) -> None:
+    c = holds_to_roundoff("x", "001", "s", slack, 1e-9)
+    assert c.passed is passes and c.margin_scale == "decades"
+    if decades is None:
+        assert c.margin is None
+    else:
+        assert c.margin == pytest.approx(decades, abs=1e-8)

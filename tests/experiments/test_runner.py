@@ -35,6 +35,7 @@ CLAIM_FIELDS = {
     "certificate",
     "finding",
     "margin",
+    "margin_scale",
 }
 
 

@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 import pytest
+import scipy.stats
 import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
@@ -154,6 +155,33 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
     claims = {c.id: c for c in exp.claims(cfg, [_with(good, **changed)])}
     assert claims["fraction-rises"].passed is passes
     assert not claims["fraction-adjacent-z"].asserted
+
+
+@pytest.mark.parametrize(
+    "fraction, passes",
+    [
+        (106 / 128, True),  # seeds 0 and 2: upper bound 0.881
+        (103 / 128, True),  # seed 1: 0.805, upper bound 0.860
+        (96 / 128, True),  # 0.75: not below 0.8 beyond the noise of 128 draws
+        (90 / 128, False),  # 0.703: upper bound 0.769 < 0.8
+        (0.0, False),
+        (math.nan, False),
+    ],
+)
+def test_fraction_at_largest_width_accounts_for_binomial_noise(fraction, passes):
+    exp = get("saddle/circle-escape")
+    cfg = resolve_config(exp, "quick")
+    claims = {c.id: c for c in exp.claims(cfg, [_with(_circle_good(cfg), fraction_w64=fraction)])}
+    c = claims["fraction-at-largest-width"]
+    assert c.passed is passes
+    if math.isfinite(fraction):
+        # The bound is the exact binomial one: P(X <= k | p = upper) = alpha.
+        k = round(fraction * cfg.restarts)
+        upper = c.margin + cfg.min_fraction
+        if k < cfg.restarts:
+            tail = scipy.stats.binom.cdf(k, cfg.restarts, upper)
+            assert tail == pytest.approx(cfg.trend_alpha, rel=1e-3)
+        assert (c.margin > 0) is passes
 
 
 def test_adjacent_z_is_the_two_proportion_z():

@@ -13,6 +13,7 @@ __all__ = [
     "at_most",
     "gated",
     "greater_than",
+    "holds_to_roundoff",
     "in_range",
     "non_decreasing",
     "reported",
@@ -48,6 +49,38 @@ def at_least(id: str, source: str, statement: str, value: float, bound: float, t
     ok = math.isfinite(value) and value >= bound - tol
     exp = f">= {bound:.4g}" + (f" - {tol:g}" if tol else "")
     return Claim(id, source, statement, exp, _fmt(value), ok, margin=_margin(value - bound + tol))
+
+
+def holds_to_roundoff(
+    id: str, source: str, statement: str, slack_value: float, roundoff: float
+) -> Claim:
+    """An exact inequality (a theorem, or a chain of them) checked in floating point: its
+    smallest slack `slack_value` (`>= 0` in exact arithmetic) must be `>= -roundoff`.
+
+    The margin is in decades (`margin_scale = "decades"`): how many orders of magnitude
+    the slack lies above the round-off tolerance, `log10((max(v, 0) + r) / r)` when it
+    holds and `-log10(|v| / r)` when it fails. A theorem's slack has no threshold of its
+    own to approach (how tight the drawn networks happen to be is not a tolerance), so the
+    seed-to-seed spread that can flip its verdict is that of its distance to round-off.
+    """
+    v, r = float(slack_value), float(roundoff)
+    ok = math.isfinite(v) and v >= -r
+    if not math.isfinite(v):
+        margin = None
+    elif ok:
+        margin = math.log10((max(v, 0.0) + r) / r)
+    else:
+        margin = -math.log10(-v / r)
+    return Claim(
+        id,
+        source,
+        statement,
+        f">= -{r:g} (round-off)",
+        _fmt(v),
+        ok,
+        margin=margin,
+        margin_scale="decades",
+    )
 
 
 def greater_than(id: str, source: str, statement: str, value: float, bound: float) -> Claim:

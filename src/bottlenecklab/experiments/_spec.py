@@ -98,6 +98,9 @@ class Claim:
             (`> 0` inside, `< 0` outside; the smallest over a sequence's steps), or None
             where no single number applies: compared with its spread over seeds and
             thread counts, it says whether a verdict is robust (`tools/margins.py`).
+        margin_scale: the unit of `margin`: `"linear"` (the claim's own units) or
+            `"decades"` (orders of magnitude above a round-off tolerance, for an exact
+            statement checked in floating point: `claims.holds_to_roundoff`).
     """
 
     id: str
@@ -111,6 +114,7 @@ class Claim:
     certificate: dict[str, Any] | None = None
     finding: str | None = None
     margin: float | None = None
+    margin_scale: str = "linear"
 
 
 @dataclass(frozen=True)

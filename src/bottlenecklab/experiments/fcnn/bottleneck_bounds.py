@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
+from bottlenecklab.experiments._claims import at_least, at_most, holds_to_roundoff, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
 from bottlenecklab.measure import (
     chain_slacks,
@@ -180,35 +180,35 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         return min(r.scalars[key] for r in done)
 
     out = [
-        at_least(
+        holds_to_roundoff(
             "chain-random",
             "001 Thm 3 (proof)",
             f"{n_random} random nets x {cfg.n_points} points: smallest slack of ||theta||^2 >= "
             "L ||Jf||_{2/L}^{2/L} >= L Rank Jf + 2 log|Jf|_+",
             worst("random_chain_slack"),
-            -cfg.slack,
+            cfg.slack,
         ),
-        at_least(
+        holds_to_roundoff(
             "chain-trained",
             "001 Thm 3 (proof)",
             f"trained nets (L = {depths}), every training point: smallest slack of the chain",
             worst("trained_chain_slack"),
-            -cfg.slack,
+            cfg.slack,
         ),
-        at_least(
+        holds_to_roundoff(
             "thm15-random",
             SOURCE,
             "random nets: smallest slack of sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL "
             "- 2 log|Jf(x)|_(k) over k <= Rank Jf(x)",
             worst("random_thm15_slack"),
-            -cfg.slack,
+            cfg.slack,
         ),
-        at_least(
+        holds_to_roundoff(
             "thm15-trained",
             SOURCE,
             "trained nets: smallest Thm 15 slack over points and k <= Rank Jf(x)",
             worst("trained_thm15_slack"),
-            -cfg.slack,
+            cfg.slack,
         ),
     ]
     at_k = [r for r in done if int(r.scalars["middle_affine_rank"]) == cfg.k]
