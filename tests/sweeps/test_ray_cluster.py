@@ -1,11 +1,13 @@
 """A node removed mid-sweep (`ray.cluster_utils.Cluster`) loses no run."""
 
+import json
 import threading
 import time
 
 import pytest
 
 ray = pytest.importorskip("ray")
+psutil = pytest.importorskip("psutil")
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from bottlenecklab.sweeps import DONE, RayExecutor, RunRequest, RunStore, Settings, run_sweep  # noqa: E402
@@ -22,13 +24,31 @@ def test_node_removed_mid_sweep_loses_no_run(tmp_path):
         reqs = [RunRequest(f"r{i}", {"x": i, "steps": 10, "sleep": 0.3}) for i in range(8)]
         store = RunStore(tmp_path)
 
+        raylet = doomed.all_processes["raylet"][0].process.pid
+
+        def on_doomed_node(run_id: str) -> bool:
+            """The run's latest attempt runs in a worker process of the doomed node and is
+            midway: past its first checkpoint, with steps left to resume."""
+            try:
+                pid = int((tmp_path / run_id / "pids.log").read_text().split()[-1])
+                step = json.loads(store.checkpoint(run_id).read_text())["step"]
+                return 1 <= step <= 6 and raylet in {p.pid for p in psutil.Process(pid).parents()}
+            except (OSError, ValueError, IndexError, KeyError, psutil.Error):
+                return False
+
+        midway: list[str] = []  # the run seen midway on the doomed node when it was removed
+
         def remove_when_running():
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                if sum(store.status(r.run_id) == "RUNNING" for r in reqs) >= 4:
-                    break  # both nodes are busy
+            # Under load the runs may never all run at once: wait for one that runs on the
+            # doomed node (found by its worker's pid), whatever the others do.
+            deadline = time.time() + 120
+            while time.time() < deadline and not midway:
+                midway.extend(
+                    r.run_id
+                    for r in reqs
+                    if store.status(r.run_id) == "RUNNING" and on_doomed_node(r.run_id)
+                )
                 time.sleep(0.05)
-            time.sleep(0.5)
             cluster.remove_node(doomed, allow_graceful=False)
 
         killer = threading.Thread(target=remove_when_running)
@@ -39,10 +59,11 @@ def test_node_removed_mid_sweep_loses_no_run(tmp_path):
         for r in reqs:
             assert store.status(r.run_id) == DONE
             assert store.result(r.run_id).scalars["acc"] == r.config["x"] * 55
-        retried = [r for r in reqs if store.meta(r.run_id)["attempts"] > 1]
-        assert retried, "no run was on the removed node"
-        for r in retried:  # the retry resumed from the checkpoint, not from scratch
-            starts = (tmp_path / r.run_id / "attempts.log").read_text().split()
+        assert midway, "no run was seen midway on the doomed node"
+        retried = {r.run_id for r in reqs if store.meta(r.run_id)["attempts"] > 1}
+        assert set(midway) <= retried, "a run on the removed node was not retried"
+        for run_id in midway:  # its retry resumed from the checkpoint, not from scratch
+            starts = (tmp_path / run_id / "attempts.log").read_text().split()
             assert starts[0] == "0" and int(starts[-1]) > 0
     finally:
         ray.shutdown()

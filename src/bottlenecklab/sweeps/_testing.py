@@ -25,6 +25,7 @@ def counting_run(request: RunRequest, ctx: RunContext) -> RunResult:
 
     Config: `x`, `steps`, `sleep` (s per step), `poison` (raise at the end), `die_at`
     (kill the worker process at that step on the first attempt, after its checkpoint).
+    Each attempt appends its start step to `attempts.log` and its pid to `pids.log`.
     The answer: `acc = x * steps * (steps + 1) / 2`, however often it was interrupted.
     """
     cfg = request.config
@@ -34,6 +35,8 @@ def counting_run(request: RunRequest, ctx: RunContext) -> RunResult:
         start, acc = state["step"], state["acc"]
     with open(ctx.folder / "attempts.log", "a") as f:
         f.write(f"{start}\n")
+    with open(ctx.folder / "pids.log", "a") as f:  # which process ran each attempt
+        f.write(f"{os.getpid()}\n")
     marker = ctx.folder / "died-once"
     for step in range(start, cfg["steps"]):
         time.sleep(cfg.get("sleep", 0.0))
