@@ -21,6 +21,7 @@ from bottlenecklab.experiments import (
     EXPERIMENTS,
     FINDINGS,
     count_states,
+    expected_states,
     finding_of,
     load_run,
     point_time_s,
@@ -86,6 +87,8 @@ def tables(root: Path) -> str:
             if st in ("passed", "reported") or finding_of(r.name, c.id):
                 continue
             why = (c.certificate or {}).get("reason") or f"expected {c.expected}"
+            if st in expected_states(r.name, c.id, c.asserted):
+                why += " (checked only where a registered finding's statement holds)"
             lines.append(f"- `{r.name}` `{c.id}`: {st}, measured {c.measured}; {why}.")
     return "\n".join(lines)
 

@@ -21,6 +21,7 @@ from bottlenecklab.experiments import (
     PointResult,
     Reads,
     count_states,
+    expected_states,
     get,
     judge,
     resolve_config,
@@ -195,3 +196,13 @@ def test_gated_claims_are_not_converged_on_an_untrained_network(name, tmp_path, 
     assert all(c.state in ("not-converged", "not-measured") for c in gated), [
         (c.id, c.state) for c in gated
     ]
+
+
+def test_expected_states_follow_the_registry() -> None:
+    f = next(f for f in FINDINGS if f.conditional)
+    assert expected_states(f.experiment, f.claim) == ("failed",)
+    assert expected_states(f.experiment, f.conditional[0]) == ("not-measured", "passed")
+    assert expected_states(f.experiment, "anything-else") == ("passed",)
+    assert expected_states(f.experiment, f.claim, asserted=False) == ("reported",)
+    for g in FINDINGS:  # a conditional claim is a claim of the same experiment
+        assert g.claim not in g.conditional

@@ -7,7 +7,7 @@ measure one config into a run folder); `run_sweep_spec` does the same for sweep 
 """
 
 from bottlenecklab.experiments._discover import Found, discover
-from bottlenecklab.experiments._findings import FINDINGS, Finding, finding_of
+from bottlenecklab.experiments._findings import FINDINGS, Finding, expected_states, finding_of
 from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
 from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
 from bottlenecklab.experiments._run_point import point_result, run_point
@@ -60,6 +60,7 @@ __all__ = [
     "count_states",
     "discover",
     "expand_points",
+    "expected_states",
     "finding_of",
     "get",
     "judge",
