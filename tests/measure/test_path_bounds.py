@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -60,6 +61,24 @@ def test_theorem4_inequalities_hold(trained, table) -> None:
     assert t["thm4_lower_corrected"] <= t["thm4_middle"]
     # The corrected form uses sqrt(gamma) c >= gamma c when gamma <= 1.
     assert t["thm4_sgc"] > 0 and t["thm4_gc"] > 0
+
+
+def test_theorem4_per_layer_with_each_layers_own_h(table) -> None:
+    """(2) read with each layer's own H_l equals (2) with the median when H is constant
+    over layers, and a layer whose velocity breaks the bound lowers the fraction."""
+    t = measure.theorem4(table, LEAK)
+    assert 0.0 <= t["thm4_per_layer_frac_own_h"] <= t["thm4_per_layer_frac_own_h_corrected"]
+    flat = dataclasses.replace(
+        table, rows=[r | {"rank_H": table.rows[0]["rank_H"]} for r in table.rows]
+    )
+    f = measure.theorem4(flat, LEAK)
+    assert f["thm4_per_layer_frac_own_h"] == f["thm4_per_layer_frac"]
+    assert f["thm4_per_layer_frac_own_h_corrected"] == f["thm4_per_layer_frac_corrected"]
+    fast = dataclasses.replace(
+        table, rows=[r | {"V_norm": 1e6} if i == 0 else r for i, r in enumerate(table.rows)]
+    )
+    g = measure.theorem4(fast, LEAK)
+    assert g["thm4_per_layer_frac_own_h_corrected"] < 1.0
 
 
 def test_theorem4_identity_at_every_layer(table) -> None:

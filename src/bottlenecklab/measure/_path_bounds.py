@@ -48,7 +48,9 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
     (paper's form), `thm4_lower_corrected` (`sqrt(gamma)` form); `thm4_gc`, `thm4_sgc`
     (the two `gamma c` terms); `thm4_per_layer_frac` and `thm4_per_layer_frac_corrected`:
     the fraction of layers where (2) holds (a negative square-root argument counts as a
-    failure), `path_length`.
+    failure); the same with each layer's own `H_l` in place of the median (the proof's
+    identity holds pointwise, and a discrete net's `H_l` is not exactly constant):
+    `thm4_per_layer_frac_own_h` and `..._own_h_corrected`; `path_length`.
     """
     rank_h = statistics.median(table.column("rank_H").tolist())  # -(2/L~) H
     coi = table.column("coi_gamma")
@@ -57,13 +59,15 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
     gc = float((gamma * b).max())
     sgc = float((np.sqrt(gamma) * b).max())
     middle = rank_h - float(coi.min())
-    arg = coi - rank_h  # COI_gamma + (2/L~) H
-    with np.errstate(invalid="ignore"):
-        excess = table.column("V_norm") - leak * np.sqrt(arg)
 
-    def frac(c: float) -> float:
+    def frac(c: float, h: Any = rank_h) -> float:
+        arg = coi - h  # COI_gamma + (2/L~) H
+        with np.errstate(invalid="ignore"):
+            excess = table.column("V_norm") - leak * np.sqrt(arg)
         ok = (arg >= 0) & (excess >= -leak * c) & (excess <= 2 * leak * c)
         return float(ok.mean())
+
+    own = table.column("rank_H")  # each layer's own -(2/L~) H_l
 
     return {
         "path_length": ell,
@@ -75,6 +79,8 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
         "thm4_sgc": sgc,
         "thm4_per_layer_frac": frac(gc),
         "thm4_per_layer_frac_corrected": frac(sgc),
+        "thm4_per_layer_frac_own_h": frac(gc, own),
+        "thm4_per_layer_frac_own_h_corrected": frac(sgc, own),
     }
 
 
