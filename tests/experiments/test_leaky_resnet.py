@@ -42,7 +42,7 @@ EXPECTED = {
             "thm4-lower",
             "thm4-lower-corrected",
             "thm4-per-layer",
-            "thm4-per-layer-own-h",
+            "thm4-per-layer-negative-arg",
             "thm4-constant-gamma",
         ),
         ("path_bounds", "layer_portrait"),
@@ -134,7 +134,7 @@ def test_every_claim_fails_on_an_untrained_network(name, tmp_path) -> None:
     assert all(c.certificate["stationarity"] > cfg.certify.threshold for c in gated)
 
 
-REPORTED = {"estimator-spread", "thm4-per-layer-own-h"}
+REPORTED = {"estimator-spread", "thm4-per-layer-negative-arg"}
 
 
 @pytest.mark.parametrize(
@@ -224,8 +224,9 @@ def test_flagship_estimator_spread_is_the_last_phase_change_at_the_largest_leak(
 
 _THM4_KEYS = (
     "thm4_upper thm4_middle thm4_lower thm4_lower_corrected thm4_per_layer_frac "
-    "thm4_per_layer_frac_corrected thm4_per_layer_frac_own_h thm4_per_layer_frac_own_h_corrected "
-    "thm4_upper_const thm4_middle_const thm4_lower_const"
+    "thm4_per_layer_frac_corrected thm4_per_layer_negative_arg thm4_per_layer_arg_min "
+    "thm4_per_layer_arg_floor thm4_per_layer_frac_clipped thm4_upper_const thm4_middle_const "
+    "thm4_lower_const"
 ).split()
 
 

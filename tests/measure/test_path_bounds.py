@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -63,22 +64,25 @@ def test_theorem4_inequalities_hold(trained, table) -> None:
     assert t["thm4_sgc"] > 0 and t["thm4_gc"] > 0
 
 
-def test_theorem4_per_layer_with_each_layers_own_h(table) -> None:
-    """(2) read with each layer's own H_l equals (2) with the median when H is constant
-    over layers, and a layer whose velocity breaks the bound lowers the fraction."""
+def test_theorem4_per_layer_fails_exactly_where_its_square_root_argument_is_negative(
+    table,
+) -> None:
+    """(2) read with its argument clipped at 0 differs from the plain reading only at the
+    layers where `COI_gamma + (2/L~)H < 0`; a layer pushed below 0 is counted there."""
     t = measure.theorem4(table, LEAK)
-    assert 0.0 <= t["thm4_per_layer_frac_own_h"] <= t["thm4_per_layer_frac_own_h_corrected"]
-    flat = dataclasses.replace(
-        table, rows=[r | {"rank_H": table.rows[0]["rank_H"]} for r in table.rows]
+    assert (
+        t["thm4_per_layer_frac"] + t["thm4_per_layer_negative_arg"]
+        >= t["thm4_per_layer_frac_clipped"] - 1e-12
     )
-    f = measure.theorem4(flat, LEAK)
-    assert f["thm4_per_layer_frac_own_h"] == f["thm4_per_layer_frac"]
-    assert f["thm4_per_layer_frac_own_h_corrected"] == f["thm4_per_layer_frac_corrected"]
-    fast = dataclasses.replace(
-        table, rows=[r | {"V_norm": 1e6} if i == 0 else r for i, r in enumerate(table.rows)]
+    rank_h = statistics.median(r["rank_H"] for r in table.rows)
+    low = dataclasses.replace(
+        table,
+        rows=[r | {"coi_gamma": rank_h - 0.1} if i == 3 else r for i, r in enumerate(table.rows)],
     )
-    g = measure.theorem4(fast, LEAK)
-    assert g["thm4_per_layer_frac_own_h_corrected"] < 1.0
+    u = measure.theorem4(low, LEAK)
+    assert u["thm4_per_layer_negative_arg"] >= 1 / len(table.rows)
+    assert u["thm4_per_layer_arg_min"] <= -0.1 + 1e-9
+    assert u["thm4_per_layer_arg_floor"] <= 0.0
 
 
 def test_theorem4_identity_at_every_layer(table) -> None:

@@ -48,9 +48,12 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
     (paper's form), `thm4_lower_corrected` (`sqrt(gamma)` form); `thm4_gc`, `thm4_sgc`
     (the two `gamma c` terms); `thm4_per_layer_frac` and `thm4_per_layer_frac_corrected`:
     the fraction of layers where (2) holds (a negative square-root argument counts as a
-    failure); the same with each layer's own `H_l` in place of the median (the proof's
-    identity holds pointwise, and a discrete net's `H_l` is not exactly constant):
-    `thm4_per_layer_frac_own_h` and `..._own_h_corrected`; `path_length`.
+    failure); `thm4_per_layer_negative_arg`: the fraction of layers where that argument
+    `COI_gamma,l + (2/L~)H` is negative (the proof's identity only bounds it below by
+    `-gamma_l ||B_l||^2`), `thm4_per_layer_arg_min` its smallest value,
+    `thm4_per_layer_arg_floor` the largest `-gamma_l ||B_l||^2` over those layers, and
+    `thm4_per_layer_frac_clipped` the fraction where (2) holds with the argument clipped at
+    0; `path_length`.
     """
     rank_h = statistics.median(table.column("rank_H").tolist())  # -(2/L~) H
     coi = table.column("coi_gamma")
@@ -60,14 +63,14 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
     sgc = float((np.sqrt(gamma) * b).max())
     middle = rank_h - float(coi.min())
 
-    def frac(c: float, h: Any = rank_h) -> float:
-        arg = coi - h  # COI_gamma + (2/L~) H
-        with np.errstate(invalid="ignore"):
-            excess = table.column("V_norm") - leak * np.sqrt(arg)
-        ok = (arg >= 0) & (excess >= -leak * c) & (excess <= 2 * leak * c)
-        return float(ok.mean())
+    arg = coi - rank_h  # COI_gamma + (2/L~) H
 
-    own = table.column("rank_H")  # each layer's own -(2/L~) H_l
+    def frac(c: float, clip: bool = False) -> float:
+        a = np.maximum(arg, 0.0) if clip else arg
+        with np.errstate(invalid="ignore"):
+            excess = table.column("V_norm") - leak * np.sqrt(a)
+        ok = (a >= 0) & (excess >= -leak * c) & (excess <= 2 * leak * c)
+        return float(ok.mean())
 
     return {
         "path_length": ell,
@@ -79,8 +82,10 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
         "thm4_sgc": sgc,
         "thm4_per_layer_frac": frac(gc),
         "thm4_per_layer_frac_corrected": frac(sgc),
-        "thm4_per_layer_frac_own_h": frac(gc, own),
-        "thm4_per_layer_frac_own_h_corrected": frac(sgc, own),
+        "thm4_per_layer_negative_arg": float((arg < 0).mean()),
+        "thm4_per_layer_arg_min": float(arg.min()),
+        "thm4_per_layer_arg_floor": float(-(gamma * b**2)[arg < 0].max(initial=0.0)),
+        "thm4_per_layer_frac_clipped": frac(gc, clip=True),
     }
 
 

@@ -113,7 +113,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         "thm4-lower",
         "thm4-lower-corrected",
         "thm4-per-layer",
-        "thm4-per-layer-own-h",
+        "thm4-per-layer-negative-arg",
         "thm4-constant-gamma",
     )
     if len(done) < len(results) or not done:
@@ -214,14 +214,16 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             cfg.per_layer_fraction,
         ),
         reported(
-            "thm4-per-layer-own-h",
+            "thm4-per-layer-negative-arg",
             "000 Thm 4",
-            "(2) with each layer's own -(2/L~)H_l in place of the median (the proof's "
-            "identity holds layer by layer; a discrete net's H_l varies): smallest fraction "
-            "of layers where it holds with the paper's gamma c (per L~: "
-            f"{listed('thm4_per_layer_frac_own_h')}; with sqrt(gamma) c: "
-            f"{listed('thm4_per_layer_frac_own_h_corrected')})",
-            min(vals("thm4_per_layer_frac_own_h")),
+            "(2) needs COI_gamma,l + (2/L~)H >= 0 under its square root, which the proof's "
+            "identity does not give (it bounds it below by -gamma_l ||B_l||^2): largest "
+            "fraction of layers where it is negative (per L~: "
+            f"{listed('thm4_per_layer_negative_arg')}; smallest value "
+            f"{listed('thm4_per_layer_arg_min')}, against -gamma_l ||B_l||^2 up to "
+            f"{listed('thm4_per_layer_arg_floor')}); fraction where (2) holds with it "
+            f"clipped at 0: {listed('thm4_per_layer_frac_clipped')}",
+            max(vals("thm4_per_layer_negative_arg")),
         ),
     ]
     const_gap = [
