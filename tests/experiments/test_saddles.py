@@ -14,6 +14,7 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.saddle.mnist_plateaus import judged, summary
 from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
@@ -53,7 +54,7 @@ EXPECTED = {
     "saddle/mnist-plateaus": (
         ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
         ("mnist_plateaus",),
-        ("loss0_minus_ln10", "drops_L4", "final_loss_L4"),
+        ("depth", "loss0", "final_loss"),
     ),
 }
 
@@ -317,23 +318,21 @@ def test_plateau_points_train_through_the_grid():
     a, b = (c.model.build(data.d_in, data.d_out, seed=1, dtype=torch.float64) for c in (first, tau))
     ua = torch.cat([p.detach().flatten() for p in a.parameters()])
     assert math.isclose(float(ua.norm()), cfg.alphas[0][0] * math.sqrt(cfg.depths[0]))
-    assert "direction" in exp.trace(b, tau) and exp.trace(a, first) == {}
+    assert "direction" in exp.trace(b, tau, 0) and exp.trace(a, first, 0) == {}
 
 
 def _mnist_good():
-    return _result(
-        {
-            "loss0_minus_ln10": 1e-5,
-            "drops_L6": 2.0,
-            "snapshot_step": 1000.0,
-            "gap_min_l2": 5.0,
-            "gap_mean_deep": 20.0,
-            "gap_mean_shallow": 6.0,
-            "ratio_mean_snapshot": 0.1,
-            "ratio_mean_end": 0.4,
-            "final_loss_L6": 0.2,
-        }
-    )
+    return {
+        "loss0_minus_ln10": 1e-5,
+        "drops_L6": 2.0,
+        "snapshot_step": 1000.0,
+        "gap_min_l2": 5.0,
+        "gap_mean_deep": 20.0,
+        "gap_mean_shallow": 6.0,
+        "ratio_mean_snapshot": 0.1,
+        "ratio_mean_end": 0.4,
+        "final_loss_L6": 0.2,
+    }
 
 
 @pytest.mark.parametrize(
@@ -349,31 +348,93 @@ def _mnist_good():
     ],
 )
 def test_mnist_claims_fail(claim, change):
-    exp = get("saddle/mnist-plateaus")
-    cfg = resolve_config(exp, "quick")
-    good = _mnist_good()
-    assert all(c.passed for c in exp.claims(cfg, [good]))
-    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    cfg = resolve_config(get("saddle/mnist-plateaus"), "quick")
+    assert all(c.passed for c in judged(cfg, _mnist_good()))
+    bad = {c.id: c for c in judged(cfg, {**_mnist_good(), **change})}
     assert not bad[claim].passed
 
 
+def _mnist_point(cfg, run, loss, gaps):
+    """A trained point's log: `loss(t)` every `log_every` steps, and every `svd_every` the
+    spectra `[s, s/gap(t), s/gap(t)^2, ...]` of each layer (`gaps(t)`: `[L]`)."""
+    depth, steps = cfg.plan[run][:2]
+    rows = []
+    for t in range(cfg.log_every, steps + 1, cfg.log_every):
+        sv = "" if t % cfg.svd_every else json.dumps([[g**-i for i in range(4)] for g in gaps(t)])
+        rows.append({"run": run, "step": t, "loss": loss(t), "singular": sv})
+    scalars = {"depth": float(depth), "loss0": loss(0), "final_loss": loss(steps)}
+    return PointResult(f"p{run}", {"run": run}, "done", "", scalars, [], [], steps, 0.0, {}, rows)
+
+
+def test_mnist_claims_read_the_points_logs():
+    """Two smooth drops (at 20k and 60k), rank-1 layers between them (s_1/s_2 = 5, 8 in the
+    deep half) and s_1/s_2 = 2 at the end: every claim passes, the snapshot is the traced
+    step nearest the flattest point between the drops."""
+    exp = get("saddle/mnist-plateaus")
+    cfg = resolve_config(exp, "quick")
+    L = cfg.depth
+
+    def loss(t):
+        return (
+            math.log(10)
+            - 1.0 * (1 + math.tanh((t - 20e3) / 2e3))
+            - 0.5 * (1 + math.tanh((t - 60e3) / 2e3))
+        )
+
+    def gaps(t):
+        return [2.0] * L if t > 70e3 else [5.0] * (L // 2) + [8.0] * (L - L // 2)
+
+    points = [_mnist_point(cfg, 0, loss, gaps), _mnist_point(cfg, 1, loss, gaps)]
+    claims = judge(exp, cfg, exp.claims(cfg, points), points)
+    assert all(c.state == "passed" for c in claims), claims
+    s = summary(cfg, points)["scalars"]
+    assert 30e3 <= s["snapshot_step"] <= 50e3 and s["snapshot_step"] % cfg.svd_every == 0
+    assert s["drops_L6"] == 2 and s["drops_L4"] == 1  # the depth-4 run ends at 20k
+    assert s["gap_min_l2"] == 5.0
+    factor = s["ratio_mean_end"] / s["ratio_mean_snapshot"]
+    assert factor == pytest.approx(0.5 / ((2 / 5 + 3 / 8) / 5))
+
+
 def test_mnist_claims_fail_on_an_untrained_curve():
-    """An SGD run that never left the first plateau (loss still ln 10, no drop) fails
+    """An SGD run that never left the first plateau (loss still ~ln 10, no drop) fails
     every dynamics claim; judged, they are `failed` or `not-measured`, never `passed`."""
     exp = get("saddle/mnist-plateaus")
     cfg = resolve_config(exp, "quick")
-    flat = _result(
-        {
-            "loss0_minus_ln10": 1e-5,
-            "drops_L6": 0.0,
-            "snapshot_step": math.nan,
-            "final_loss_L6": math.log(10),
-        }
-    )
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, [flat]), [flat])}
+
+    def loss(t):  # a slow creep down the plateau, no drop
+        return math.log(10) - 1e-3 * t / cfg.steps
+
+    flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
+    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, flat), flat)}
     assert claims["initial-loss"].state == "passed"
     dynamics = ("two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows")
     assert all(claims[i].state in ("failed", "not-measured") for i in dynamics)
+
+
+def test_mnist_points_train_through_the_grid():
+    """One grid point per network (depth 6, then depth 4 for Fig 4), each mini-batch SGD
+    at `lr ||theta||^p` (batch 32, its order seeded by the run's seed), float32, traced
+    every `svd_every` steps."""
+    exp = get("saddle/mnist-plateaus")
+    cfg = resolve_config(exp, "quick")
+    assert exp.trains and exp.trace is not None and cfg.runs == (0, 1)
+    six, four = (dataclasses.replace(cfg, run=i) for i in cfg.runs)
+    for c, L, steps, power in ((six, 6, cfg.steps, -4.0), (four, 4, cfg.depth4_steps, -2.0)):
+        (phase,) = c.train.phases
+        assert c.model.depth == L and c.model.init_scale == cfg.init_std
+        assert (phase.optimizer, phase.steps, phase.lr, phase.lr_power) == (
+            "sgd",
+            steps,
+            10.0,
+            power,
+        )
+        assert phase.batch_size == 32 and phase.seed == cfg.seed and c.train.lam == 0.0
+        assert c.train.cost == "cross_entropy" and c.train.dtype == "float32"
+    assert resolve_config(exp, "quick", {"depth4_steps": 0}).runs == (0,)
+    net = six.model.build(64, 10, seed=1)
+    assert exp.trace(net, six, cfg.log_every) == {"singular": ""}
+    sv = json.loads(exp.trace(net, six, cfg.svd_every)["singular"])
+    assert len(sv) == 6 and all(len(s) == cfg.svd_top and s == sorted(s, reverse=True) for s in sv)
 
 
 def test_plateau_claims_fail_without_an_escape():
@@ -388,11 +449,11 @@ def test_plateau_claims_fail_without_an_escape():
 
 
 def test_mnist_paper_preset_names_missing_files(tmp_path, monkeypatch):
-    from bottlenecklab.experiments.saddle.mnist_plateaus import DataConfig, _dataset
+    from bottlenecklab.tasks import ImageTask
 
     monkeypatch.setenv("BOTTLENECKLAB_DATA", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="t10k|train-images"):
-        _dataset(DataConfig(source="mnist"))
+        ImageTask(source="mnist").build()
 
 
 def _write_tiny_mnist(folder, n_train=40, n_test=8):
@@ -419,7 +480,6 @@ def test_mnist_paper_preset_runs_on_idx_files(tmp_path, monkeypatch, how):
         "depth4_steps": 10,
         "log_every": 5,
         "svd_every": 10,
-        "device": "cpu",
     }
     if how == "env":
         monkeypatch.setenv("BOTTLENECKLAB_DATA", str(data))
@@ -430,12 +490,14 @@ def test_mnist_paper_preset_runs_on_idx_files(tmp_path, monkeypatch, how):
     cfg = resolve_config(exp, "paper", overrides)
     assert cfg.data.source == "mnist" and cfg.depth == 6 and cfg.lr_power == -4.0
     record = run_experiment(exp, cfg, tmp_path / "run", preset="paper", progress=False)
-    point = record.points[0]
-    assert point.status == "done", point.message
-    assert abs(point.scalars["loss0_minus_ln10"]) < 1e-3
-    curve = point.tables["curve"]
-    assert {r["depth"] for r in curve} == {4, 6} and curve[-1]["step"] == 10
-    assert {r["layer"] for r in point.tables["singular"]} == set(range(1, 7))
+    six, four = record.points
+    assert six.status == four.status == "done", six.message + four.message
+    assert abs(six.scalars["loss0"] - math.log(10)) < 1e-3
+    assert (six.scalars["depth"], four.scalars["depth"]) == (6, 4)
+    assert [m["step"] for m in four.metrics] == [5, 10] and six.metrics[-1]["step"] == 20
+    traced = [json.loads(m["singular"]) for m in six.metrics if m["singular"]]
+    assert [m["step"] for m in six.metrics if m["singular"]] == [10, 20]
+    assert all(len(sv) == 6 for sv in traced)
 
 
 def test_plateau_smoke_traces_the_tau_runs(smoke_record):

@@ -92,6 +92,35 @@ def test_a_killed_run_resumes_bitwise(tmp_path, seed):
         )
 
 
+# Mini-batch SGD (batch 32, a seeded reshuffle per epoch, lr ||theta||^p) whose batch order
+# must resume with the run: paper 003's smoke preset made long enough to be killed.
+MINIBATCH = "saddle/mnist-plateaus"
+MINIBATCH_LONGER = [
+    "--set",
+    "steps=3000",
+    "--set",
+    "checkpoint_every=100",
+    "--set",
+    "log_every=50",
+    "--set",
+    "svd_every=500",
+]
+
+
+def test_a_killed_minibatch_run_resumes_bitwise(tmp_path):
+    """The killed run resumes mid-epoch from its checkpoint (the batch order is in it):
+    the same parameters, metrics rows (traced spectra included) and claims."""
+    args = ["run", MINIBATCH, "--preset", "smoke", "--jobs", "1", *MINIBATCH_LONGER]
+    _finish(*args, "--out", "clean", cwd=tmp_path)
+    proc = _cli(*args, "--out", "killed", cwd=tmp_path)
+    _kill_after_first_checkpoint(proc, tmp_path / "killed" / "points", seed=4)
+    _finish("run", MINIBATCH, "--preset", "smoke", "--out", "killed", "--resume", cwd=tmp_path)
+    _assert_same_run_folder(tmp_path / "clean" / "points", tmp_path / "killed" / "points")
+    assert json.loads((tmp_path / "killed" / "claims.json").read_text()) == json.loads(
+        (tmp_path / "clean" / "claims.json").read_text()
+    )
+
+
 SWEEP = """
 experiment: leaky-resnet/hamiltonian-vs-depth
 preset: smoke

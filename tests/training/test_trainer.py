@@ -237,6 +237,12 @@ RESUME_CASES = {
         {},
     ),
     "adam-then-lbfgs": ((PhaseConfig("adam", 8, 1e-2), PhaseConfig("lbfgs", 8, 1.0)), 12, {}),
+    # 24 samples in batches of 5: the crash at step 10 falls mid-epoch (the order resumes)
+    "minibatch-sgd": (
+        (PhaseConfig("sgd", 20, 5e-2, lr_power=-1.0, batch_size=5, seed=3),),
+        10,
+        {},
+    ),
     "adaptive-steps": (
         (PhaseConfig("adam", 20, 1e-2),),
         10,
@@ -282,6 +288,34 @@ def test_resume_after_a_crash_equals_uninterrupted_training(tiny_data, tmp_path,
 
     assert [r["phase"] for r in res.metrics] == [r["phase"] for r in ref.metrics]
     assert numbers(res.metrics) == pytest.approx(numbers(ref.metrics), rel=1e-10)
+
+
+def test_minibatch_order_is_in_the_checkpoint(tiny_data, tmp_path, monkeypatch):
+    """A mini-batch `sgd` phase checkpoints its batch order (generator, permutation,
+    position): crashed mid-epoch and resumed, it ends bitwise where an uninterrupted run
+    does."""
+    phase = PhaseConfig("sgd", 12, 5e-2, lr_power=-1.0, batch_size=5, seed=3)
+    cfg = TrainConfig(lam=0.0, phases=(phase,), dtype="float64", log_every=2, checkpoint_every=6)
+    straight = _net(tiny_data)
+    train(straight, tiny_data, cfg, progress=False)
+    real_save = trainer_module.save_checkpoint
+
+    def save_then_crash(state, path):
+        real_save(state, path)
+        if state["steps"] == 6:
+            raise Interrupted
+
+    ckpt = tmp_path / "checkpoint.pt"
+    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
+    with pytest.raises(Interrupted):
+        train(_net(tiny_data), tiny_data, cfg, progress=False, checkpoint=ckpt)
+    monkeypatch.undo()
+    batches = load_checkpoint(ckpt)["optimizer"]["batches"]
+    assert batches["pos"] == 10 and batches["order"].shape == (24,)  # step 6: 2nd of epoch 2
+    resumed = _net(tiny_data)
+    train(resumed, tiny_data, cfg, progress=False, checkpoint=ckpt, resume=True)
+    for k, v in straight.state_dict().items():
+        assert torch.equal(resumed.state_dict()[k], v)
 
 
 def test_resume_of_a_finished_run_trains_nothing(tiny_data, tmp_path):

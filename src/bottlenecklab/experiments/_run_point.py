@@ -69,7 +69,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     earlier = _Earlier(ctx.checkpoint.parent / "earlier.pt", cfg.train, gate.earlier, model)
 
     def on_log(row: dict[str, Any]) -> None:
-        traced = exp.trace(model, cfg) if exp.trace is not None else {}
+        traced = exp.trace(model, cfg, row["step"]) if exp.trace is not None else {}
         ctx.metrics.append({**point, **row, **traced})
         if read:
             earlier.offer(row["step"])

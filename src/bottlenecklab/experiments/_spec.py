@@ -188,10 +188,11 @@ class Experiment:
             (`Reads`): the claim is then gated by the convergence certificate.
         ungated: claim id (or pattern) -> why no certificate applies to it (a claim on the
             training dynamics, an identity that holds at any parameters, ...).
-        trace: `(model, config) -> columns` added to every logged training row of a point
-            (`metrics.csv`), computed from the network at that step: what a claim on the
-            training path needs beyond the loss (e.g. `theta / ||theta||`); numbers or
-            strings. Points of an experiment with a trace are never trained as ensembles.
+        trace: `(model, config, step) -> columns` added to every logged training row of a
+            point (`metrics.csv`), computed from the network at that step: what a claim on
+            the training path needs beyond the loss (e.g. `theta / ||theta||`); numbers or
+            strings, the same columns in every row (`""` at steps where a column is not
+            due). Points of an experiment with a trace are never trained as ensembles.
     """
 
     name: str
@@ -208,7 +209,7 @@ class Experiment:
     claim_figures: Mapping[str, str] = field(default_factory=dict)
     reads: Mapping[str, Reads] = field(default_factory=dict)
     ungated: Mapping[str, str] = field(default_factory=dict)
-    trace: Callable[[Any, Any], dict[str, Any]] | None = None
+    trace: Callable[[Any, Any, int], dict[str, Any]] | None = None
 
     def reads_of(self, claim_id: str) -> Reads | None:
         """What claim `claim_id` reads (`None`: not gated by the certificate)."""

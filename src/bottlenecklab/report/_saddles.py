@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments.saddle.mnist_plateaus import summary
 from bottlenecklab.measure import direction_gaps, escape_step
 from bottlenecklab.report._style import plt, save
 
@@ -177,29 +178,22 @@ def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
 def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
     """Fig 1: loss with snapshot lines and the top singular values of every layer at the
     snapshots; Fig 3: every layer's top singular values over training; Fig 4: the
-    depth-4 loss beside the depth-6 one."""
+    depth-4 loss beside the depth-6 one. Read off the points' logs (`summary`)."""
     if not record.points:
         return []
-    r = record.points[0]
-    curve, sv = r.tables.get("curve", []), r.tables.get("singular", [])
-    depths = sorted({int(x["depth"]) for x in curve}, reverse=True)
+    got = summary(record.config, record.points)
+    curves, spectra = got["curves"], got["spectra"]
+    depths = sorted(curves, reverse=True)
     if not depths:
         return []
-    L = depths[0]
-    snap = r.scalars.get("snapshot_step", math.nan)
-    steps6 = sorted({x["step"] for x in sv if x["depth"] == L})
+    L = record.config.depth
+    snap = got["scalars"].get("snapshot_step", math.nan)
+    steps6 = sorted(spectra)
     snaps = [s for s in (snap, steps6[-1] if steps6 else math.nan) if np.isfinite(s)]
     fig = plt.figure(figsize=(11, 6))
     ax0 = fig.add_subplot(2, 3, 1)
     for i, d in enumerate(depths):
-        sel = [x for x in curve if x["depth"] == d]
-        ax0.plot(
-            [x["step"] for x in sel],
-            [x["loss"] for x in sel],
-            color=f"C{i}",
-            lw=1,
-            label=f"depth {d}",
-        )
+        ax0.plot(*curves[d], color=f"C{i}", lw=1, label=f"depth {d}")
     for k, s in enumerate(snaps):
         ax0.axvline(s, color="k", ls=":", lw=0.8)
         ax0.annotate(f"snapshot {k + 1}", (s, ax0.get_ylim()[1]), fontsize=6, rotation=90, va="top")
@@ -209,10 +203,7 @@ def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
     ax1 = fig.add_subplot(2, 3, 4)
     for k, s in enumerate(snaps):
         for l in range(1, L + 1):
-            vals = sorted(
-                (x["value"] for x in sv if x["depth"] == L and x["step"] == s and x["layer"] == l),
-                reverse=True,
-            )
+            vals = spectra[int(s)][l - 1]
             ax1.semilogy(
                 range(1, len(vals) + 1),
                 vals,
@@ -230,18 +221,15 @@ def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
         rows = (L + 1) // 2
         col, row = (2, l - 1) if l <= rows else (3, l - 1 - rows)
         ax = fig.add_subplot(rows, 3, 3 * row + col)
-        for i in range(1, 11):
-            sel = sorted(
-                (x for x in sv if x["depth"] == L and x["layer"] == l and x["index"] == i),
-                key=lambda x: x["step"],
+        top = max((len(spectra[t][l - 1]) for t in steps6), default=0)
+        for i in range(top):
+            sel = [t for t in steps6 if len(spectra[t][l - 1]) > i]
+            ax.plot(
+                sel,
+                [spectra[t][l - 1][i] for t in sel],
+                lw=0.8,
+                color=plt.get_cmap("viridis")(i / max(1, top - 1)),
             )
-            if sel:
-                ax.plot(
-                    [x["step"] for x in sel],
-                    [x["value"] for x in sel],
-                    lw=0.8,
-                    color=plt.get_cmap("viridis")(i / 9),
-                )
         for s in snaps:
             ax.axvline(s, color="k", ls=":", lw=0.6)
         ax.set_ylabel(f"$W_{l}$", fontsize=7)

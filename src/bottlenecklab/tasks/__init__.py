@@ -14,6 +14,7 @@ from bottlenecklab.tasks._digits import class_balanced_split, digits_arrays
 from bottlenecklab.tasks._idx import (
     MNIST_FILES,
     IDXError,
+    ImageTask,
     mnist_arrays,
     read_idx,
     scalar_standardize,
@@ -53,6 +54,7 @@ __all__ = [
     "DigitsTask",
     "GaussianTask",
     "IDXError",
+    "ImageTask",
     "LatentTeacherConfig",
     "LinearTeacherConfig",
     "OrthogonalTask",

@@ -1,14 +1,27 @@
-"""IDX files (the MNIST format) and the MNIST loader from a local folder (no download)."""
+"""IDX files (the MNIST format), the MNIST loader from a local folder (no download), and
+`ImageTask`: ten-class images (MNIST, or the 8x8 digits that ship with scikit-learn)."""
 
 from __future__ import annotations
 
 import gzip
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
-__all__ = ["MNIST_FILES", "IDXError", "mnist_arrays", "read_idx", "scalar_standardize"]
+from bottlenecklab.tasks._dataset import Dataset
+from bottlenecklab.tasks._digits import digits_arrays
+
+__all__ = [
+    "MNIST_FILES",
+    "IDXError",
+    "ImageTask",
+    "mnist_arrays",
+    "read_idx",
+    "scalar_standardize",
+]
 
 # IDX type code -> big-endian numpy dtype
 _TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -117,3 +130,36 @@ def scalar_standardize(x_train: np.ndarray, *others: np.ndarray) -> list[np.ndar
     mu, sigma = float(x_train.mean()), float(x_train.std())
     sigma = sigma if sigma > 0 else 1.0
     return [(np.asarray(x, dtype=np.float64) - mu) / sigma for x in (x_train, *others)]
+
+
+@dataclass(frozen=True)
+class ImageTask:
+    """Ten-class images, pixels standardized with one scalar mean and deviation over the
+    training set (`scalar_standardize`), labels one-hot (paper 003, Fig 1).
+
+    Args:
+        source: `mnist` (the IDX files in `root`, else `$BOTTLENECKLAB_DATA`, else `./data`:
+            `mnist_arrays`) or `digits` (scikit-learn's 1797 8x8 digits, all of them for
+            training, the first as a one-image test split).
+        root: the MNIST folder (`None`: the environment or `./data`).
+        n_train: the first `n_train` training images (`0`: all).
+    """
+
+    source: Literal["digits", "mnist"] = "mnist"
+    root: str | None = None
+    n_train: int = 0
+
+    def build(self, seed: int = 0) -> Dataset:
+        """`x` `[n, d]` (`d = 784` or `64`), `y` one-hot `[n, 10]`; `seed` is unused (the
+        images are what they are)."""
+        if self.source == "digits":
+            x, y = digits_arrays()
+            x_tr, y_tr, x_te, y_te = x, y, x[:1], y[:1]
+        else:
+            d = mnist_arrays(self.root)
+            x_tr, y_tr, x_te, y_te = d["x_train"], d["y_train"], d["x_test"], d["y_test"]
+        if self.n_train:
+            x_tr, y_tr = x_tr[: self.n_train], y_tr[: self.n_train]
+        x_tr, x_te = scalar_standardize(x_tr, x_te)
+        eye = np.eye(10)
+        return Dataset(x_tr, eye[y_tr], x_te, eye[y_te], info={"source": self.source})

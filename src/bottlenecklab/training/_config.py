@@ -35,6 +35,12 @@ class PhaseConfig:
             phase must train at `TrainConfig.lam`, the `lambda` every measurement reads.
         lr_power: `sgd` only: the step is `lr ||theta||^lr_power` at the current
             parameters (paper 003, Sec 2.1: `2 - L` is GD in the time `tau`); `0`: `lr`.
+        min_lr: `sgd` only: a floor of that step (`0`: none; with a negative `lr_power` it
+            stops the decay once the norm has grown).
+        batch_size: `sgd` only: mini-batch SGD on batches of this many training samples, a
+            seeded reshuffle of the training set every epoch (`0`: full batch); the order
+            and the position in it are part of the checkpoint (bitwise resume).
+        seed: `sgd` with `batch_size` only: the seed of the mini-batch order.
     """
 
     optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region"] = "adam"
@@ -46,6 +52,9 @@ class PhaseConfig:
     backtrack: bool = False
     lam: float | None = None
     lr_power: float = 0.0
+    min_lr: float = 0.0
+    batch_size: int = 0
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.steps < 0:
@@ -60,8 +69,14 @@ class PhaseConfig:
             raise ConfigError("phase backtrack is for the sgd optimizer only")
         if self.lam is not None and not self.lam >= 0:
             raise ConfigError(f"phase lam (weight decay) must be >= 0 or None, got {self.lam}")
-        if self.lr_power and self.optimizer != "sgd":
-            raise ConfigError("phase lr_power is for the sgd optimizer only")
+        if (self.lr_power or self.min_lr or self.batch_size) and self.optimizer != "sgd":
+            raise ConfigError("phase lr_power, min_lr and batch_size are for sgd only")
+        if not self.min_lr >= 0 or self.batch_size < 0:
+            raise ConfigError(
+                f"phase min_lr and batch_size must be >= 0, got {self.min_lr}, {self.batch_size}"
+            )
+        if self.batch_size and self.backtrack:
+            raise ConfigError("phase backtrack compares full-batch losses: not with batch_size")
 
 
 @dataclass(frozen=True)

@@ -37,16 +37,25 @@ class Objective:
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.forward = model  # `TrainConfig.compile` swaps in a compiled forward
 
-    def parts(self, forward: Any = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    @property
+    def n(self) -> int:
+        """The number of training samples."""
+        return self.X.shape[0]
+
+    def parts(
+        self, forward: Any = None, rows: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """`(loss, cost, reg)` at the current parameters (`forward`: another forward of the
-        same network, e.g. the twice-differentiable one)."""
-        cost = self.cost_fn((self.forward if forward is None else forward)(self.X), self.Y)
+        same network, e.g. the twice-differentiable one; `rows`: the cost of these training
+        samples only, a mini-batch)."""
+        X, Y = (self.X, self.Y) if rows is None else (self.X[rows], self.Y[rows])
+        cost = self.cost_fn((self.forward if forward is None else forward)(X), Y)
         # lam = 0: no regularizer in the graph (its value and gradient are exact zeros)
         reg = self.model.regularization(self.lam) if self.lam else cost.new_zeros(())
         return cost + reg, cost, reg
 
-    def loss(self, forward: Any = None) -> torch.Tensor:
-        return self.parts(forward)[0]
+    def loss(self, forward: Any = None, rows: torch.Tensor | None = None) -> torch.Tensor:
+        return self.parts(forward, rows)[0]
 
     def row(self, optimizer: str, lr: float) -> dict[str, Any]:
         """The measured part of a metrics row: the `lam` of the loss, its parts, the test

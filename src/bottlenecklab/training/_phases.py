@@ -4,6 +4,8 @@ A kind builds the phase's optimizer (`make`: whatever a checkpoint keeps as `opt
 through `state_dict` / `load_state_dict`) and runs it (`run`), booking every step with the
 loop's `Bookkeeper` (`book.advance`), which logs, checkpoints and catches divergence. Most
 kinds only define `step`: one step (or a chunk of steps) from the current parameters.
+Mini-batch `sgd` (`PhaseConfig.batch_size`) keeps its batch order in the optimizer
+(`MiniBatchSGD`), so the checkpoint holds it and a resumed run draws the same batches.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from bottlenecklab.training._newton import newton_steps
 from bottlenecklab.training._objective import Objective
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
 
-__all__ = ["PHASES", "PhaseKind", "lr_at"]
+__all__ = ["PHASES", "Batches", "MiniBatchSGD", "PhaseKind", "lr_at"]
 
 
 def lr_at(phase: PhaseConfig, base: float, t: int) -> float:
@@ -47,7 +49,7 @@ class PhaseKind:
             params = [p for g in opt.param_groups for p in g["params"]]
             norm = math.sqrt(sum(float(p.detach().pow(2).sum()) for p in params))
             lr *= norm**phase.lr_power
-        return lr
+        return max(lr, phase.min_lr)
 
     def run(self, obj: Objective, phase: PhaseConfig, opt: Any, base_lr: float, book) -> None:
         """The rest of the phase, from step `book.t` (or until `book.stopped`)."""
@@ -78,7 +80,8 @@ class FirstOrder(PhaseKind):
         if adapt_now:
             model.record_step_norms()
         opt.zero_grad()
-        loss = obj.loss(model if adapt_now else None)  # the recording forward is eager
+        rows = opt.batches.next(obj.n) if isinstance(opt, MiniBatchSGD) else None
+        loss = obj.loss(model if adapt_now else None, rows)  # the recording forward is eager
         loss.backward()
         if adapt_now:
             model.adapt_recorded()
@@ -182,11 +185,57 @@ class TrustRegionPhase(PhaseKind):
         return loss, phase.steps - book.t if stopped else 1
 
 
+class Batches:
+    """The mini-batch order of a phase: a seeded permutation of the `N` training samples,
+    drawn again when fewer than `size` samples of it are left (a new epoch; the tail of
+    the old one is skipped). Its state (generator, permutation, position) goes into the
+    checkpoint, so a resumed run draws exactly the batches of an uninterrupted one."""
+
+    def __init__(self, size: int, seed: int) -> None:
+        self.size, self.seed = size, seed
+        self.gen = torch.Generator().manual_seed(seed)
+        self.order: torch.Tensor | None = None  # the first permutation: at the first batch
+        self.pos = 0
+
+    def next(self, n: int) -> torch.Tensor:
+        """The row indices `[size]` (CPU, int64) of the next batch of `n` samples."""
+        if self.order is None or self.pos + self.size > n:
+            self.order, self.pos = torch.randperm(n, generator=self.gen), 0
+        rows = self.order[self.pos : self.pos + self.size]
+        self.pos += self.size
+        return rows
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"gen": self.gen.get_state(), "order": self.order, "pos": self.pos}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.gen.set_state(state["gen"])
+        self.order, self.pos = state["order"], int(state["pos"])
+
+
+class MiniBatchSGD(torch.optim.SGD):
+    """`torch.optim.SGD` that also holds the phase's `Batches` (in its state dict)."""
+
+    def __init__(self, params, lr: float, momentum: float, batches: Batches) -> None:
+        super().__init__(params, lr=lr, momentum=momentum)
+        self.batches = batches
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "batches": self.batches.state_dict()}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        self.batches.load_state_dict(state.pop("batches"))
+        super().load_state_dict(state)
+
+
 def _adam(phase, params, lr):
     return torch.optim.Adam(params, lr=lr, fused=True)
 
 
 def _sgd(phase, params, lr):
+    if phase.batch_size:
+        return MiniBatchSGD(params, lr, phase.momentum, Batches(phase.batch_size, phase.seed))
     return torch.optim.SGD(params, lr=lr, momentum=phase.momentum)
 
 

@@ -3,20 +3,21 @@
     bottlenecklab run saddle/mnist-plateaus --preset quick
     BOTTLENECKLAB_DATA=/path/to/folder bottlenecklab run saddle/mnist-plateaus --preset paper
 
-A bias-free ReLU net (depth 6; depth 4 for Fig 4) trained by SGD (batch 32) with
-cross-entropy from a small init, `lr = 10/||theta||^4`. Expected: loss starts at `ln 10`,
-two drops (saddle to saddle); at the flattest point between them `s_1/s_2 >= 3` in every
-layer `l >= 2`, deeper layers more so; mean `s_2/s_1` doubles by the end. Quick preset:
-8x8 digits, width 32, `sigma_0 = 5e-2`, ~85 s CPU (~6 min wall on the shared 2 cores);
-paper preset: MNIST IDX files (`docs/saddles.md`). Tables: `curve`, `singular`, `drops`.
+A bias-free ReLU net (depth 6; depth 4 for Fig 4: one grid point each) trained by SGD
+(batch 32) with cross-entropy from a small init, `lr = 10/||theta||^4`. Expected: loss
+starts at `ln 10`, two drops (saddle to saddle); at the flattest point between them
+`s_1/s_2 >= 3` in every layer `l >= 2`, deeper layers more so; mean `s_2/s_1` doubles by
+the end. Quick preset: 8x8 digits, width 32, `sigma_0 = 5e-2`, ~2-4 min CPU (5-10 min
+wall on the shared 2 cores); paper preset: MNIST IDX files (`docs/saddles.md`).
 Measured numbers and pilots: `docs/lab-notes/saddle.md`.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,8 +26,8 @@ from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
 from bottlenecklab.measure import loss_drops
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import Dataset, digits_arrays, mnist_arrays, scalar_standardize
-from bottlenecklab.training import SmallInitConfig, train_small_init
+from bottlenecklab.tasks import COSTS, Dataset, ImageTask
+from bottlenecklab.training import PhaseConfig, TrainConfig
 
 SOURCE = "003 Fig 1"
 DYNAMICS = (
@@ -37,36 +38,28 @@ DYNAMICS = (
 
 
 @dataclass(frozen=True)
-class DataConfig:
-    """Image data: `digits` (scikit-learn's 8x8 digits) or `mnist` (IDX files in `root`,
-    else `$BOTTLENECKLAB_DATA`); `n_train`: first `n` training images (`0`: all)."""
-
-    source: Literal["digits", "mnist"] = "mnist"
-    root: str | None = None
-    n_train: int = 0
-
-
-@dataclass(frozen=True)
 class Config:
-    """Fig 1/3 (depth 6) and Fig 4 (depth 4).
+    """Fig 1/3 (depth 6) and Fig 4 (depth 4), one grid point per trained network.
 
     Args:
-        data: the images; width: hidden width; depth: depth of Fig 1/3; init_std: `sigma_0`.
+        data: the images (`tasks.ImageTask`: `data.source`, `data.root`, `data.n_train`);
+            width: hidden width; depth: depth of Fig 1/3; init_std: `sigma_0`.
         lr, lr_power: `eta = lr ||theta||^lr_power` (Fig 1: `10 / ||theta||^4`).
         min_lr: floor of the depth-`depth` learning rate (`0`: none, the paper's rule).
         batch_size, steps: SGD; log_every: steps between full-training-set losses;
-        svd_every: steps between singular-value logs.
+        svd_every: steps between singular-value logs (a multiple of `log_every`);
+        svd_top: how many of each layer's largest singular values are logged;
+        checkpoint_every: steps between checkpoints.
         depth4_steps, depth4_lr_power: the depth-4 run of Fig 4 (`0` steps: skip).
         drop_rise, drop_fall: `measure.loss_drops` thresholds.
         loss0_tol: `|loss_0 - ln 10|` tolerance; gap_min: `s_1/s_2` for `l >= 2` at the
             snapshot (spec threshold); end_factor: mean `s_2/s_1` (`l >= 2`) at the end
             over the snapshot's; final_loss_max: "the end" is past the saddles: final loss
             at most this (part of `rank-grows`).
-        device: `cpu`, `cuda`, or `auto` (CUDA when available); this experiment trains
-            inside `measure`, so the run's `--device` does not reach it.
+        run: this point, an index into `plan` (the grid: `runs`).
     """
 
-    data: DataConfig = DataConfig()
+    data: ImageTask = ImageTask()
     width: int = 1000
     depth: int = 6
     init_std: float = 1e-3
@@ -77,6 +70,8 @@ class Config:
     steps: int = 1_875_000  # 1000 epochs of 60000 images
     log_every: int = 1000
     svd_every: int = 5000
+    svd_top: int = 10
+    checkpoint_every: int = 5000
     depth4_steps: int = 1_875_000
     depth4_lr_power: float = -2.0
     drop_rise: float = 0.2
@@ -85,71 +80,122 @@ class Config:
     gap_min: float = 3.0
     end_factor: float = 2.0
     final_loss_max: float = 1.0
-    device: str = "auto"
+    run: int = 0
     seed: int = 0
 
+    @property
+    def plan(self) -> tuple[tuple[int, int, float, float], ...]:
+        """Every grid point's `(depth, steps, lr_power, min_lr)`: Fig 1/3, then Fig 4."""
+        runs = [(self.depth, self.steps, self.lr_power, self.min_lr)]
+        if self.depth4_steps:
+            runs.append((4, self.depth4_steps, self.depth4_lr_power, 0.0))
+        return tuple(runs)
 
-def _dataset(cfg: DataConfig) -> Dataset:
-    if cfg.source == "digits":
-        x, y = digits_arrays()
-        x_tr, y_tr, x_te, y_te = x, y, x[:1], y[:1]
-    else:
-        d = mnist_arrays(cfg.root)
-        x_tr, y_tr, x_te, y_te = d["x_train"], d["y_train"], d["x_test"], d["y_test"]
-    if cfg.n_train:
-        x_tr, y_tr = x_tr[: cfg.n_train], y_tr[: cfg.n_train]
-    x_tr, x_te = scalar_standardize(x_tr, x_te)
-    eye = np.eye(10)
-    return Dataset(x_tr, eye[y_tr], x_te, eye[y_te], info={"source": cfg.source})
+    @property
+    def runs(self) -> tuple[int, ...]:
+        """The grid: an index per run of `plan`."""
+        return tuple(range(len(self.plan)))
 
+    @property
+    def task(self) -> ImageTask:
+        return self.data
 
-def _train(cfg: Config, data: Dataset, depth: int, steps: int, lr_power: float, min_lr: float):
-    model = FCNNConfig(
-        depth=depth, width=cfg.width, bias_scale=0.0, init="normal", init_scale=cfg.init_std
-    ).build(data.d_in, data.d_out, seed=cfg.seed + 1)
-    run = SmallInitConfig(
-        steps=steps,
-        lr=cfg.lr,
-        lr_power=lr_power,
-        min_lr=min_lr,
-        batch_size=cfg.batch_size,
-        cost="cross_entropy",
-        dtype="float32",
-        log_every=cfg.log_every,
-        svd_every=cfg.svd_every,
-        seed=cfg.seed,
-    )
-    device = cfg.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    return train_small_init(model, data, run, device=device)
-
-
-def _ratios(spectra: list[dict[str, Any]], step: int, depth: int) -> list[float]:
-    """`s_1/s_2` of every layer at the logged step `step` (`[L]`)."""
-    out = []
-    for l in range(1, depth + 1):
-        s = sorted(
-            (x["value"] for x in spectra if x["step"] == step and x["layer"] == l), reverse=True
+    @property
+    def model(self) -> FCNNConfig:
+        """This run's net: bias-free, `N(0, sigma_0^2)` weights."""
+        L = self.plan[self.run][0]
+        return FCNNConfig(
+            depth=L, width=self.width, bias_scale=0.0, init="normal", init_scale=self.init_std
         )
-        out.append(s[0] / s[1] if len(s) > 1 and s[1] > 0 else math.inf)
-    return out
+
+    @property
+    def train(self) -> TrainConfig:
+        """Mini-batch SGD on the cross-entropy, `eta = lr ||theta||^p` (floored), float32."""
+        _, steps, power, floor = self.plan[self.run]
+        phase = PhaseConfig(
+            "sgd",
+            steps,
+            self.lr,
+            lr_power=power,
+            min_lr=floor,
+            batch_size=self.batch_size,
+            seed=self.seed,
+        )
+        return TrainConfig(
+            lam=0.0,
+            cost="cross_entropy",
+            phases=(phase,),
+            dtype="float32",
+            log_every=self.log_every,
+            checkpoint_every=self.checkpoint_every,
+        )
 
 
-def measure(model: None, data: None, cfg: Config) -> Measurement:
-    """Train depth 6 (and depth 4), detect the drops, read the spectra at the snapshot."""
-    ds = _dataset(cfg.data)
-    scalars: dict[str, float] = {"loss0_minus_ln10": math.nan}
-    curve, singular, drops_t = [], [], []
-    runs = [(cfg.depth, cfg.steps, cfg.lr_power, cfg.min_lr)]
-    if cfg.depth4_steps:
-        runs.append((4, cfg.depth4_steps, cfg.depth4_lr_power, 0.0))
-    for depth, steps, power, floor in runs:
-        res = _train(cfg, ds, depth, steps, power, floor)
-        t = [m["step"] for m in res.metrics]
-        loss = [m["loss"] for m in res.metrics]
-        curve += [{"depth": depth, **m} for m in res.metrics]
-        singular += [{"depth": depth, **x} for x in res.spectra]
+def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
+    """Every `svd_every` steps the `svd_top` largest singular values of every layer
+    (column `singular`, JSON `[L][k]`, float64); empty at the other logged steps."""
+    if not cfg.svd_every or step % cfg.svd_every:
+        return {"singular": ""}
+    s = [
+        torch.linalg.svdvals(W.detach().to(torch.float64).cpu())[: cfg.svd_top].tolist()
+        for W in model.weights
+    ]
+    return {"singular": json.dumps(s)}
+
+
+def _train_cost(model: torch.nn.Module, data: Dataset) -> float:
+    X = torch.as_tensor(data.x_train, dtype=torch.float32)
+    Y = torch.as_tensor(data.y_train, dtype=torch.float32)
+    with torch.no_grad():
+        return float(COSTS["cross_entropy"](model(X), Y))
+
+
+def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
+    """This run's depth, the init's training loss (`loss0`: run_point's seed, float32)
+    and the final one."""
+    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1)
+    scalars = {
+        "depth": float(cfg.plan[cfg.run][0]),
+        "loss0": _train_cost(init, data),
+        "final_loss": _train_cost(model, data),
+    }
+    return Measurement(scalars=scalars)
+
+
+def curve(r: PointResult) -> tuple[list[float], list[float]]:
+    """A run's logged `(steps, losses)` from step 0 (`loss0`, then `metrics.csv`)."""
+    rows = sorted(r.metrics, key=lambda m: m["step"])
+    return [0.0] + [float(m["step"]) for m in rows], [r.scalars.get("loss0", math.nan)] + [
+        float(m["loss"]) for m in rows
+    ]
+
+
+def spectra(r: PointResult) -> dict[int, list[list[float]]]:
+    """A run's traced singular values: step -> per layer, the largest first."""
+    return {
+        int(m["step"]): json.loads(m["singular"])
+        for m in r.metrics
+        if isinstance(m.get("singular"), str) and m["singular"]
+    }
+
+
+def _ratios(layers: list[list[float]]) -> list[float]:
+    """`s_1/s_2` of every layer (`[L]`)."""
+    return [s[0] / s[1] if len(s) > 1 and s[1] > 0 else math.inf for s in layers]
+
+
+def summary(cfg: Config, results: list[PointResult]) -> dict[str, Any]:
+    """What the claims and the figure read off the points' logs: `scalars` (drops per
+    depth, the snapshot, the spectral gaps there and at the end), `curves` (depth ->
+    `(steps, losses)`), `spectra` (the depth-`depth` run's, by step), `drops` rows."""
+    scalars: dict[str, float] = {"loss0_minus_ln10": math.nan, "snapshot_step": math.nan}
+    curves, drops_t, sv = {}, [], {}
+    for r in results:
+        if r.status != "done" or "depth" not in r.scalars:
+            continue
+        depth = int(r.scalars["depth"])
+        t, loss = curve(r)
+        curves[depth] = (t, loss)
         d = loss_drops(t, loss, rise=cfg.drop_rise, fall=cfg.drop_fall)
         drops_t += [
             {"depth": depth, "drop": i, "start": a, "peak": p, "end": b, "sharpness": sh}
@@ -161,12 +207,12 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
         if depth != cfg.depth:
             continue
         scalars["loss0_minus_ln10"] = loss[0] - math.log(10)
-        svd_steps = sorted({x["step"] for x in res.spectra})
+        sv = spectra(r)
+        svd_steps = sorted(sv)
         if d["flattest"] and svd_steps:
             snap = min(svd_steps, key=lambda s: abs(s - d["flattest"][0]))
             scalars["snapshot_step"] = float(snap)
-            gap = _ratios(res.spectra, snap, depth)
-            end = _ratios(res.spectra, svd_steps[-1], depth)
+            gap, end = _ratios(sv[snap]), _ratios(sv[svd_steps[-1]])
             for l, g in enumerate(gap, start=1):
                 scalars[f"gap_snapshot_l{l}"] = g
             scalars["gap_min_l2"] = min(gap[1:])
@@ -175,15 +221,17 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
             inv = lambda r: float(np.mean([1 / x for x in r[1:]]))  # noqa: E731
             scalars["ratio_mean_snapshot"] = inv(gap)
             scalars["ratio_mean_end"] = inv(end)
-    return Measurement(
-        scalars=scalars, tables={"curve": curve, "singular": singular, "drops": drops_t}
-    )
+    return {"scalars": scalars, "curves": curves, "spectra": sv, "drops": drops_t}
 
 
 def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
+    """The claims of the points' logs (`summary`, then `judged`)."""
+    return judged(cfg, summary(cfg, results)["scalars"])
+
+
+def judged(cfg: Config, s: dict[str, float]) -> list[Claim]:
     """Initial loss, two drops, low rank after the first escape, more rank at the end
-    (past the saddles: the final loss is part of `rank-grows`)."""
-    s = results[0].scalars
+    (past the saddles: the final loss is part of `rank-grows`), from `summary`'s scalars."""
     g = lambda k: float(s.get(k, math.nan))  # noqa: E731
     L = cfg.depth
     half = L // 2
@@ -282,12 +330,12 @@ EXPERIMENT = Experiment(
     title="Saddle-to-saddle SGD from small init on images: plateaus, then low-rank layers",
     config=Config(),
     presets=PRESETS,
-    grid={},
+    grid={"run": "runs"},
     measure=measure,
     claims=claims,
     figures=("mnist_plateaus",),
-    trains=False,
     doc=__doc__ or "",
+    trace=trace,
     ungated={
         "initial-loss": "the loss of the untrained init (output ~ 0): no optimization",
         "two-drops": DYNAMICS,

@@ -121,7 +121,7 @@ class Config:
         )
 
 
-def trace(model: torch.nn.Module, cfg: Config) -> dict[str, Any]:
+def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
     """`tau`-runs: `theta / ||theta||` at every logged step (column `direction`, JSON)."""
     if cfg.plan[cfg.run][0] != "tau":
         return {}
