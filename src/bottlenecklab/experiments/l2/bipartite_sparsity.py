@@ -8,8 +8,7 @@ restarted trust-region Newton, then 100 L-BFGS steps that certify value stabilit
 widths 4-32 with 4 restarts each. The optimum needs `N^2/4` neurons, one per cross pair
 `(e_i + e_j)/sqrt 2`; Remark 23's width-`N` net fits with `||theta||^2 = N^2 + N` but is
 not optimal; the wide optimum has `loss / lam = N^2 - lam N (N - 1)` (derived).
-Expected (N = 8): every claim passes, certified. Quick preset: 28 runs, ~9 min CPU on a
-loaded 2-core machine (1.2x the L-BFGS-only training it replaced).
+Expected (N = 8): every claim passes, certified. Quick preset: 28 runs, ~9 min CPU.
 Pilots and measurements: `docs/lab-notes/l2.md`.
 """
 
@@ -63,7 +62,7 @@ class Config:
         train: 40 L-BFGS restarts of 100 steps, 8 trust-region Newton restarts of 200
             (a fresh radius each: one long phase stops where a kink collapses it), 100
             L-BFGS steps. Without the Newton polish some restarts at widths 12-16 are
-            still descending after 4000 L-BFGS steps (lab notes, issue 22).
+            still descending after 4000 L-BFGS steps (lab notes).
     """
 
     task: BipartiteTask = BipartiteTask()
