@@ -321,10 +321,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "model.depth": 12,
         "model.width": 64,
         "train.lam": 5e-3,
+        "train.dtype": "float64",  # the certificate and Newton need float64
         "train.phases": (
-            {"optimizer": "adam", "steps": 5000, "lr": 1e-3, "schedule": "cosine"},
-            {"optimizer": "sgd", "steps": 1000, "lr": 0.1 / 12, "backtrack": True},
+            {"optimizer": "adam", "steps": 5000, "lr": 1e-3, "schedule": "cosine"},  # fit
+            {"optimizer": "lbfgs", "steps": 2000, "lr": 1.0},  # weight decay keeps pruning
+            {"optimizer": "newton", "steps": 100, "lr": 1.0},  # flat to 1e-11 by its end
         ),
+        "train.log_every": 25,  # a logged row at the Newton phase's midpoint (earlier state)
     },
     "paper": {},
 }
