@@ -67,6 +67,17 @@ def test_wrong_values_for_known_keys(tmp_path, capsys, key, value):
     assert key in line
 
 
+@pytest.mark.parametrize(
+    "setting",
+    ["batch_size=-3", "min_lr=-1", "steps=-5", "depth4_steps=-1"],
+)
+def test_out_of_range_training_settings_of_a_grid_experiment(tmp_path, capsys, setting):
+    """Settings that only become a `TrainConfig` per grid point are refused up front."""
+    out = tmp_path / "out"
+    argv = ["run", "saddle/mnist-plateaus", "--preset", "smoke", "--out", str(out), "--quiet"]
+    assert_refused([*argv, "--set", setting], tmp_path, capsys)
+
+
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8))
 YAML_VALUE = st.recursive(
     SCALAR,

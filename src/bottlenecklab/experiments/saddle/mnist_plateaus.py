@@ -83,6 +83,10 @@ class Config:
     run: int = 0
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        for i in range(len(self.plan)):  # a wrong setting is refused here, not in a run
+            self._train(i)
+
     @property
     def plan(self) -> tuple[tuple[int, int, float, float], ...]:
         """Every grid point's `(depth, steps, lr_power, min_lr)`: Fig 1/3, then Fig 4."""
@@ -111,7 +115,10 @@ class Config:
     @property
     def train(self) -> TrainConfig:
         """Mini-batch SGD on the cross-entropy, `eta = lr ||theta||^p` (floored), float32."""
-        _, steps, power, floor = self.plan[self.run]
+        return self._train(self.run)
+
+    def _train(self, run: int) -> TrainConfig:
+        _, steps, power, floor = self.plan[run]
         phase = PhaseConfig(
             "sgd",
             steps,
