@@ -26,6 +26,7 @@ from bottlenecklab.training._small_init import (
     scale_to_norm,
     train_small_init,
 )
+from bottlenecklab.training._smoothing import SmoothReLU, smooth_leaky_relu
 from bottlenecklab.training._trainer import Bookkeeper, TrainingDiverged, TrainResult, train
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
 
@@ -39,6 +40,7 @@ __all__ = [
     "RepresentationGDResult",
     "SmallInitConfig",
     "SmallInitResult",
+    "SmoothReLU",
     "TrainConfig",
     "TrainResult",
     "TrainingDiverged",
@@ -52,6 +54,7 @@ __all__ = [
     "save_checkpoint",
     "scale_to_norm",
     "schedule_overhead",
+    "smooth_leaky_relu",
     "train",
     "train_ensemble",
     "train_representations",

@@ -41,6 +41,10 @@ class PhaseConfig:
             seeded reshuffle of the training set every epoch (`0`: full batch); the order
             and the position in it are part of the checkpoint (bitwise resume).
         seed: `sgd` with `batch_size` only: the seed of the mini-batch order.
+        smooth: train this phase on the loss with every ReLU (leaky ReLU) replaced by a
+            softplus of sharpness `beta = smooth` (`training.SmoothReLU`; `0`: the exact
+            network). A rising path of them is a continuation toward the kinked optimum;
+            the last phase must be exact (the network the certificate and claims read).
     """
 
     optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region"] = "adam"
@@ -55,8 +59,11 @@ class PhaseConfig:
     min_lr: float = 0.0
     batch_size: int = 0
     seed: int = 0
+    smooth: float = 0.0
 
     def __post_init__(self) -> None:
+        if not self.smooth >= 0:
+            raise ConfigError(f"phase smooth (softplus sharpness) must be >= 0, got {self.smooth}")
         if self.steps < 0:
             raise ConfigError(f"phase steps must be >= 0, got {self.steps}")
         if not self.lr > 0:
@@ -128,6 +135,14 @@ class TrainConfig:
                 f"the last phase trains at lam {last:g}, not train.lam {self.lam:g}: end a "
                 "continuation at train.lam (the lambda the certificate and claims read)"
             )
+
+        if self.phases[-1].smooth:
+            raise ConfigError(
+                "the last phase is smoothed (smooth > 0): end with an exact phase (the network "
+                "the certificate and claims read)"
+            )
+        if self.compile and any(p.smooth for p in self.phases):
+            raise ConfigError("train.compile does not support smoothed phases (smooth > 0)")
 
     def lam_of(self, phase: PhaseConfig) -> float:
         """The weight decay of `phase`'s objective (its own `lam`, else `self.lam`)."""

@@ -79,8 +79,8 @@ def ensemble_phases(cfg: TrainConfig) -> int:
     """How many leading phases of `cfg` an ensemble trains: those before the first phase
     that is not elementwise (`PhaseKind.batchable`: L-BFGS, Newton), backtracks (each
     decides per member whether a step is taken) or sets its step from the norm of each
-    member (`lr_power`) or draws mini-batches (`batch_size`); none when training stops at
-    a loss (`stop_fraction`)."""
+    member (`lr_power`), draws mini-batches (`batch_size`) or is smoothed (`smooth`);
+    none when training stops at a loss (`stop_fraction`)."""
     if cfg.stop_fraction:
         return 0
     n = 0
@@ -90,6 +90,7 @@ def ensemble_phases(cfg: TrainConfig) -> int:
         and not cfg.phases[n].backtrack
         and not cfg.phases[n].lr_power
         and not cfg.phases[n].batch_size
+        and not cfg.phases[n].smooth
     ):
         n += 1
     return n

@@ -8,7 +8,9 @@ from typing import Any
 
 import torch
 
+from bottlenecklab.config import ConfigError
 from bottlenecklab.tasks import COSTS, Dataset
+from bottlenecklab.training._smoothing import SmoothReLU
 
 __all__ = ["DTYPES", "Objective"]
 
@@ -23,6 +25,10 @@ class Objective:
         data: `x_train` `[N, d_in]`, `y_train` `[N, d_out]` (and the test split, for logs).
         cost: a key of `tasks.COSTS`; lam: the weight decay written out in the loss (the
             trainer sets `lam` to each phase's own, `TrainConfig.lam_of`).
+
+    `smooth` (set by the trainer to each phase's `PhaseConfig.smooth`): when `> 0`, the
+    loss is that of the network with softplus-smoothed ReLUs (`SmoothReLU`); the metrics
+    rows (`row`) always measure the exact network.
     """
 
     def __init__(
@@ -36,6 +42,7 @@ class Objective:
         )
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.forward = model  # `TrainConfig.compile` swaps in a compiled forward
+        self.smooth = 0.0
 
     @property
     def n(self) -> int:
@@ -49,7 +56,18 @@ class Objective:
         same network, e.g. the twice-differentiable one; `rows`: the cost of these training
         samples only, a mini-batch)."""
         X, Y = (self.X, self.Y) if rows is None else (self.X[rows], self.Y[rows])
-        cost = self.cost_fn((self.forward if forward is None else forward)(X), Y)
+        net = self.forward if forward is None else forward
+        if self.smooth:
+            with SmoothReLU(self.smooth) as mode:
+                out = net(X)
+            if not mode.calls:
+                raise ConfigError(
+                    f"phase smooth = {self.smooth:g}: {type(self.model).__name__} makes no "
+                    "relu/leaky_relu call to smooth (a fused stack?); use smooth = 0"
+                )
+        else:
+            out = net(X)
+        cost = self.cost_fn(out, Y)
         # lam = 0: no regularizer in the graph (its value and gradient are exact zeros)
         reg = self.model.regularization(self.lam) if self.lam else cost.new_zeros(())
         return cost + reg, cost, reg
@@ -62,7 +80,11 @@ class Objective:
         cost and the gradient norm."""
         for p in self.params:
             p.grad = None
-        loss, cost, reg = self.parts()
+        smooth, self.smooth = self.smooth, 0.0  # the exact network's numbers
+        try:
+            loss, cost, reg = self.parts()
+        finally:
+            self.smooth = smooth
         loss.backward()
         grads = [float(p.grad.pow(2).sum()) for p in self.params if p.grad is not None]
         with torch.no_grad():

@@ -259,6 +259,7 @@ def train(
             break
         phase, kind = cfg.phases[phase_i], PHASES[cfg.phases[phase_i].optimizer]
         obj.lam = cfg.lam_of(phase)  # continuation in lambda: each phase its own
+        obj.smooth = phase.smooth  # continuation in the ReLU's softplus sharpness
         opt = kind.make(phase, obj.params, phase.lr * scale)
         book.enter(phase_i, opt)
         kind.run(obj, phase, opt, phase.lr * scale, book)
