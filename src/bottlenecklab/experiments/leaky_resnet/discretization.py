@@ -163,7 +163,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             "adaptive-overhead",
             "000 §3",
             "extra time of training steps with the adaptive update over the same steps "
-            "without it (alternating blocks in one process), largest over depths "
+            "without it (CPU time of alternating blocks in one process), largest over depths "
             "(paper: about 2 %) ("
             + ", ".join(f"L={L}: {100 * v:.1f} %" for L, v in zip(depths, overheads))
             + ")",
