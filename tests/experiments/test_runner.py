@@ -193,3 +193,14 @@ def test_experiments_sharing_one_executor_give_their_own_results(tmp_path, smoke
     metas = [r.meta for r in records]
     assert metas[0]["call"] == metas[1]["call"]
     assert total_wall_s(metas) == max(m["wall_s"] for m in metas)
+
+
+def test_a_smoothed_phase_on_a_net_without_relu_calls_is_refused_before_running(tmp_path):
+    """`PhaseConfig.smooth` on deep linear nets (no ReLU call to smooth): one-line
+    `ConfigError` before any file is written, not failed points."""
+    exp = get("linear/representation-cost")
+    cfg = resolve_config(exp, "smoke", {"train.phases.0.smooth": 10.0})
+    out = tmp_path / "run"
+    with pytest.raises(ConfigError, match="no relu/leaky_relu call"):
+        run_experiment(exp, cfg, out, preset="smoke")
+    assert not (out / "config.json").exists() and not (out / "points").exists()

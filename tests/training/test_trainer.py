@@ -248,7 +248,21 @@ RESUME_CASES = {
         10,
         {"schedule": "adaptive", "adaptive_every": 3},
     ),
+    # killed inside a smoothed phase (`PhaseConfig.smooth`); an FCNN: its ReLU calls
+    "smoothed-adam-then-lbfgs": (
+        (PhaseConfig("adam", 12, 1e-2, smooth=20.0), PhaseConfig("lbfgs", 8, 1.0)),
+        6,
+        {"fcnn": True},
+    ),
 }
+
+
+def _resume_net(data: Dataset, model_kw: dict):
+    """The network of a `RESUME_CASES` entry (`{"fcnn": True}`: a depth-3 ReLU FCNN)."""
+    if model_kw.get("fcnn"):
+        cfg = FCNNConfig(depth=3, width=6)
+        return cfg.build(data.d_in, data.d_out, seed=1, dtype=torch.float64)
+    return _net(data, **model_kw)
 
 
 @pytest.mark.parametrize("case", list(RESUME_CASES))
@@ -259,7 +273,7 @@ def test_resume_after_a_crash_equals_uninterrupted_training(tiny_data, tmp_path,
     cfg = TrainConfig(
         lam=0.01, phases=phases, dtype="float64", log_every=2, checkpoint_every=crash_at // 2
     )
-    straight = _net(tiny_data, **model_kw)
+    straight = _resume_net(tiny_data, model_kw)
     ref = train(straight, tiny_data, cfg, progress=False)
 
     real_save = trainer_module.save_checkpoint
@@ -272,11 +286,11 @@ def test_resume_after_a_crash_equals_uninterrupted_training(tiny_data, tmp_path,
     ckpt = tmp_path / "checkpoint.pt"
     monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
     with pytest.raises(Interrupted):
-        train(_net(tiny_data, **model_kw), tiny_data, cfg, progress=False, checkpoint=ckpt)
+        train(_resume_net(tiny_data, model_kw), tiny_data, cfg, progress=False, checkpoint=ckpt)
     monkeypatch.undo()
     assert load_checkpoint(ckpt)["steps"] == crash_at
 
-    resumed = _net(tiny_data, **model_kw)
+    resumed = _resume_net(tiny_data, model_kw)
     res = train(resumed, tiny_data, cfg, progress=False, checkpoint=ckpt, resume=True)
     assert res.steps == ref.steps
     for k, v in straight.state_dict().items():

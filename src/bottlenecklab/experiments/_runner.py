@@ -47,7 +47,7 @@ from bottlenecklab.sweeps import (
     read_rows,
     run_sweeps,
 )
-from bottlenecklab.training import CheckpointError, load_checkpoint
+from bottlenecklab.training import CheckpointError, check_smoothable, load_checkpoint
 
 __all__ = [
     "Job",
@@ -247,6 +247,8 @@ def run_experiments(
         t0 = time.perf_counter()
         call = f"{_dt.datetime.now().isoformat(timespec='seconds')}-{os.getpid()}"
         batches, metas = [], []
+        for job in jobs:  # refused before anything is written
+            _check_smoothing(job.exp, point_requests(job.exp, job.cfg))
         for job in jobs:
             if job.resume and (job.out / "config.json").is_file():
                 meta = json.loads((job.out / "config.json").read_text())
@@ -293,6 +295,21 @@ def _finish(
     write_json(out / "config.json", meta)
     write_json(out / "claims.json", [dataclasses.asdict(c) for c in claims])
     return dataclasses.replace(record, meta=meta, claims=claims)
+
+
+def _check_smoothing(exp: Experiment, requests: list[RunRequest]) -> None:
+    """A smoothed phase (`PhaseConfig.smooth`) on a network it cannot smooth is refused
+    before any point runs (one line), checked on the first point's data and model."""
+    if not exp.trains or not requests:
+        return
+    cfg = from_dict(type(exp.config), requests[0].config)
+    if not any(p.smooth for p in cfg.train.phases):
+        return
+    data = cfg.task.build(seed=cfg.seed)
+    model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1)
+    check_smoothable(
+        model, torch.as_tensor(data.x_train[:4], dtype=torch.float32), cfg.train.phases
+    )
 
 
 def total_wall_s(metas: list[dict[str, Any]]) -> float:

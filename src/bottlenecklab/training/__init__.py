@@ -26,7 +26,7 @@ from bottlenecklab.training._small_init import (
     scale_to_norm,
     train_small_init,
 )
-from bottlenecklab.training._smoothing import SmoothReLU, smooth_leaky_relu
+from bottlenecklab.training._smoothing import SmoothReLU, check_smoothable, smooth_leaky_relu
 from bottlenecklab.training._trainer import Bookkeeper, TrainingDiverged, TrainResult, train
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
 
@@ -45,6 +45,7 @@ __all__ = [
     "TrainResult",
     "TrainingDiverged",
     "TrustRegion",
+    "check_smoothable",
     "continuation",
     "ensemble_phases",
     "load_checkpoint",

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["SmoothReLU", "smooth_leaky_relu"]
+__all__ = ["SmoothReLU", "check_smoothable", "smooth_leaky_relu"]
 
 _RELUS = {torch.relu, F.relu, torch.Tensor.relu}
 _LEAKY = {F.leaky_relu}
@@ -62,3 +62,23 @@ class SmoothReLU(TorchFunctionMode):
         if func in _INPLACE:
             raise RuntimeError(f"{func.__name__}: an in-place ReLU cannot be smoothed")
         return func(*args, **kwargs)
+
+
+def check_smoothable(model: torch.nn.Module, X: torch.Tensor, phases) -> None:
+    """Raise `ConfigError` (one line) when a smoothed phase of `phases` would smooth
+    nothing: the forward it trains through (`forward_twice_differentiable` for `newton`
+    and `trust_region`, else the model's own) makes no ReLU call on the inputs `X`."""
+    from bottlenecklab.config import ConfigError
+
+    for i, phase in enumerate(phases):
+        if not phase.smooth:
+            continue
+        second_order = phase.optimizer in ("newton", "trust_region")
+        forward = getattr(model, "forward_twice_differentiable", None) if second_order else None
+        with torch.no_grad(), SmoothReLU(phase.smooth) as mode:
+            (forward or model)(X)
+        if not mode.calls:
+            raise ConfigError(
+                f"train.phases[{i}].smooth = {phase.smooth:g}: {type(model).__name__}'s "
+                f"{phase.optimizer} forward makes no relu/leaky_relu call to smooth; use 0"
+            )

@@ -335,9 +335,8 @@ PRESETS: dict[str, dict[str, Any]] = {
             {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},  # exact: the net measured
         ),
         "train.log_every": 25,  # a logged row at the last phase's midpoint (earlier state)
-        # The kink band holds the last smoothing's transition band: sigmoid(beta z) is in
-        # (0.01, 0.99) for |z| < 4.6e-7 at beta = 1e7, above 1e-6 x rms(z) (rms 0.045-0.32
-        # per layer) and below 1e-5 x rms(z): tau = 1e-5 (lab notes)
+        # the kink band must hold the last smoothing's transition band (|z| < 4.6 / beta):
+        # 1e-5 x rms(z) does at beta = 1e7, 1e-6 x rms(z) does not (lab notes)
         "certify.tau": 1e-5,
     },
     "paper": {},
