@@ -11,7 +11,17 @@ from bottlenecklab import measure as M
 from bottlenecklab.experiments._claims import in_range, non_decreasing, unmeasured
 from bottlenecklab.experiments._spec import Claim, Measurement, PointResult, Reads
 
-__all__ = ["PLATEAU_READS", "plateau_claims", "plateau_measure"]
+__all__ = ["PLATEAU_READS", "SMOOTHED_CONTINUATION", "plateau_claims", "plateau_measure"]
+
+# The end of both quick recipes: trust region on softplus-smoothed ReLUs of sharpness
+# beta = 1e2 ... 1e7, 200 iterations each (a stage stops sooner where it converges), then
+# exact L-BFGS. L-BFGS and exact Newton stop at the first ReLU kinks, 10-20 times the
+# regularization force away from a critical point at the narrow widths; the smoothed
+# stages reach lower losses and certify (lab notes `docs/lab-notes/l2.md`).
+SMOOTHED_CONTINUATION: tuple[dict[str, Any], ...] = tuple(
+    {"optimizer": "trust_region", "steps": 200, "lr": 1.0, "smooth": beta}
+    for beta in (1e2, 1e3, 1e4, 1e5, 1e6, 1e7)
+) + ({"optimizer": "lbfgs", "steps": 100, "lr": 1.0},)
 
 # Both claims read each width's loss (with L2); value stability asks it to move by at most
 # 1/4 of the 2 % trend tolerance over the last phase (spec Decision). Every seed is read:

@@ -3,7 +3,7 @@
     bottlenecklab run l2/width-plateau --preset quick
 
 Depth-3 ReLU nets of equal hidden widths trained with L2 (float64; Adam, restarted
-L-BFGS, then trust-region Newton) on a bias-free ReLU teacher `x ~ N(0, I_50)` ->
+L-BFGS, then trust region on smoothed ReLUs) on a bias-free ReLU teacher `x ~ N(0, I_50)` ->
 (50, 10, 10, 10), grid `model.width` x `seed`. The minimal loss is non-increasing in width
 (Prop 6) and plateaus (Prop 7, Cor 9; 004: "around 10"): best-of-seeds loss non-increasing
 within 2 %, plateau start (tol 0.1) in `[5, 20]`, gated by the convergence certificate.
@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
-from bottlenecklab.experiments.l2._plateau import PLATEAU_READS, plateau_claims, plateau_measure
+from bottlenecklab.experiments.l2._plateau import (
+    PLATEAU_READS,
+    SMOOTHED_CONTINUATION,
+    plateau_claims,
+    plateau_measure,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import ReluTeacherTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -32,12 +37,9 @@ class Config:
         widths, seeds: the grid; trend_tol: allowed relative rise of the best loss between
         widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start.
         certify: the convergence certificate (spec `convergence.md`): stationarity <= 0.2
-            of the regularization force, as for the other kinked optima we certify (the
-            leaky ResNets reach 0.06-0.13). The narrow nets measure 9-19 at their kinks
-            (kink band 1e-4; width 2: 19.3, width 4: 9.0), the wide ones 0.15 after Newton,
-            an untrained net 1.4e4 (lab notes): a generalized gradient 10-20 times the
-            regularization force is no critical point, so those widths are reported
-            `not-converged` rather than certified by a looser threshold.
+            of the regularization force, as for the other kinked optima we certify; the
+            kink band `tau = 1e-4` holds the softplus band of the last smoothed stage
+            (`|z| < 4.6 / beta`); the earlier state is the start of the last phase.
     """
 
     task: ReluTeacherTask = ReluTeacherTask(n_train=1000)
@@ -82,12 +84,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "model.init_scale": 0.5,
         "widths": (2, 4, 6, 8, 10, 12, 16, 24, 32),
         "train.dtype": "float64",
-        # Adam 1k, then 15 restarted L-BFGS runs of 200 (one long run stalls), then
-        # trust-region Newton (the restarts' last runs still moved widths 12-32 by up to
-        # 17 %; Newton brings them to a critical point); Adam 3k + GD 2k ended far above.
+        # Adam 1k, then 15 restarted L-BFGS runs of 200 (one long run stalls; Adam 3k +
+        # GD 2k ended far above), then the smoothed continuation (`docs/convergence.md`):
+        # trust region on softplus-smoothed ReLUs, beta = 1e2 ... 1e7, which walks past
+        # the kinks where L-BFGS and exact Newton stop, and a last exact L-BFGS phase.
         "train.phases": ({"optimizer": "adam", "steps": 1000, "lr": 1e-3},)
         + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 15
-        + ({"optimizer": "newton", "steps": 300, "lr": 1.0},),
+        + SMOOTHED_CONTINUATION,
+        # a logged row where the last phase starts (value stability's earlier state)
+        "train.log_every": 100,
     },
     # 004's sizes: N = 1000, lam = 1e-6, 3 trials.
     "paper": {},
