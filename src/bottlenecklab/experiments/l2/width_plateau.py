@@ -84,12 +84,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         "model.init_scale": 0.5,
         "widths": (2, 4, 6, 8, 10, 12, 16, 24, 32),
         "train.dtype": "float64",
-        # Adam 1k, then 15 restarted L-BFGS runs of 200 (one long run stalls; Adam 3k +
-        # GD 2k ended far above), then the smoothed continuation (`docs/convergence.md`):
-        # trust region on softplus-smoothed ReLUs, beta = 1e2 ... 1e7, which walks past
-        # the kinks where L-BFGS and exact Newton stop, and a last exact L-BFGS phase.
+        # Adam 1k, then 5 restarted L-BFGS runs of 200 (one long run stalls; Adam 3k +
+        # GD 2k ended far above), then the smoothed continuation, which walks past the
+        # kinks where L-BFGS and exact Newton stop, ending with an exact L-BFGS phase.
         "train.phases": ({"optimizer": "adam", "steps": 1000, "lr": 1e-3},)
-        + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 15
+        + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5
         + SMOOTHED_CONTINUATION,
         # a logged row where the last phase starts (value stability's earlier state)
         "train.log_every": 100,

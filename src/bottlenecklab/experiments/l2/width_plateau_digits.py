@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
-from bottlenecklab.experiments.l2._plateau import PLATEAU_READS, plateau_claims, plateau_measure
+from bottlenecklab.experiments.l2._plateau import (
+    PLATEAU_READS,
+    SMOOTHED_CONTINUATION,
+    plateau_claims,
+    plateau_measure,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import DigitsTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -67,8 +72,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": ({"optimizer": "adam", "steps": 50, "lr": 1e-3},),
         "train.log_every": 25,
     },
-    # The spec's sizes: 50 per class, 2 seeds, Adam 3k + GD 2k; then (float64)
-    # trust-region Newton, so that the best losses are stable at a critical point.
+    # The spec's sizes: 50 per class, 2 seeds, Adam 3k + GD 2k; then (float64) the
+    # smoothed continuation of `l2/width-plateau` to a certified kinked optimum.
     "quick": {
         "task.per_class": 50,
         "seeds": (0, 1),
@@ -76,8 +81,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": (
             {"optimizer": "adam", "steps": 3000, "lr": 1e-3},
             {"optimizer": "sgd", "steps": 2000, "lr": 0.05, "backtrack": True},
-            {"optimizer": "newton", "steps": 200, "lr": 1.0},
+            *SMOOTHED_CONTINUATION,
         ),
+        # a logged row where the last phase starts (value stability's earlier state)
+        "train.log_every": 100,
     },
     # 004's sizes on the digits (MNIST needs its IDX files): 100 per class, 3 seeds.
     "paper": {},
