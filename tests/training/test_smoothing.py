@@ -63,6 +63,29 @@ def test_the_objective_trains_the_smoothed_loss_but_logs_the_exact_one(tiny_data
     assert obj.smooth == 5.0
 
 
+def test_a_leaky_resnet_is_smoothed_through_its_plain_loop(tiny_data, tiny_net):
+    """The fused stack makes no leaky-ReLU call: a smoothed phase of any optimizer trains
+    the softplus network through `forward_twice_differentiable`, and the rows stay exact."""
+    obj = Objective(tiny_net, tiny_data, "mse", 0.01, torch.float64, "cpu")
+    exact = float(obj.loss().detach())
+    obj.smooth = 5.0
+    with SmoothReLU(5.0) as mode:
+        by_hand = F.mse_loss(tiny_net.forward_twice_differentiable(obj.X), obj.Y, reduction="sum")
+    by_hand = by_hand.detach()
+    assert mode.calls == tiny_net.depth
+    want = float(by_hand) / obj.n + float(tiny_net.regularization(0.01).detach())
+    assert float(obj.loss().detach()) == pytest.approx(want, rel=1e-12)
+    assert abs(want - exact) > 1e3 * EPS * abs(exact)  # a different loss
+    assert obj.row("adam", 1e-3)["loss"] == pytest.approx(exact, rel=1e-14)
+    phases = (PhaseConfig("adam", 20, 1e-2, smooth=5.0), PhaseConfig("lbfgs", 20, 1.0, smooth=50.0))
+    cfg = TrainConfig(lam=0.01, phases=(*phases, PhaseConfig("lbfgs", 10, 1.0)),
+                      dtype="float64", log_every=10)  # fmt: skip
+    res = train(tiny_net, tiny_data, cfg, progress=False)
+    final = regularized_loss(tiny_net, tiny_data.x_train, tiny_data.y_train, 0.01)["loss"]
+    assert res.metrics[-1]["loss"] == pytest.approx(final, rel=1e-12)
+    assert final < exact
+
+
 def test_a_continuation_ends_near_the_exact_optimum(tiny_data):
     """A rising path of sharpness then an exact L-BFGS phase: the last row is the exact
     network's loss (measured independently) and the smoothing lowered it."""

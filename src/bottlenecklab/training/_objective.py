@@ -27,8 +27,10 @@ class Objective:
             trainer sets `lam` to each phase's own, `TrainConfig.lam_of`).
 
     `smooth` (set by the trainer to each phase's `PhaseConfig.smooth`): when `> 0`, the
-    loss is that of the network with softplus-smoothed ReLUs (`SmoothReLU`); the metrics
-    rows (`row`) always measure the exact network.
+    loss is that of the network with softplus-smoothed ReLUs (`SmoothReLU`), through the
+    model's `forward_twice_differentiable` where it has one (the leaky ResNets' plain
+    loop: their fused stack makes no ReLU call); the metrics rows (`row`) always measure
+    the exact network.
     """
 
     def __init__(
@@ -57,6 +59,8 @@ class Objective:
         samples only, a mini-batch)."""
         X, Y = (self.X, self.Y) if rows is None else (self.X[rows], self.Y[rows])
         net = self.forward if forward is None else forward
+        if self.smooth and forward is None:  # a fused stack makes no ReLU call to smooth
+            net = getattr(self.model, "forward_twice_differentiable", None) or net
         if self.smooth:
             with SmoothReLU(self.smooth) as mode:
                 out = net(X)

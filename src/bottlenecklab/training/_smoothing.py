@@ -66,19 +66,18 @@ class SmoothReLU(TorchFunctionMode):
 
 def check_smoothable(model: torch.nn.Module, X: torch.Tensor, phases) -> None:
     """Raise `ConfigError` (one line) when a smoothed phase of `phases` would smooth
-    nothing: the forward it trains through (`forward_twice_differentiable` for `newton`
-    and `trust_region`, else the model's own) makes no ReLU call on the inputs `X`."""
+    nothing: the forward it trains through (the model's `forward_twice_differentiable`
+    where it has one, else the model itself) makes no ReLU call on the inputs `X`."""
     from bottlenecklab.config import ConfigError
 
     for i, phase in enumerate(phases):
         if not phase.smooth:
             continue
-        second_order = phase.optimizer in ("newton", "trust_region")
-        forward = getattr(model, "forward_twice_differentiable", None) if second_order else None
+        forward = getattr(model, "forward_twice_differentiable", None)
         with torch.no_grad(), SmoothReLU(phase.smooth) as mode:
             (forward or model)(X)
         if not mode.calls:
             raise ConfigError(
-                f"train.phases[{i}].smooth = {phase.smooth:g}: {type(model).__name__}'s "
-                f"{phase.optimizer} forward makes no relu/leaky_relu call to smooth; use 0"
+                f"train.phases[{i}].smooth = {phase.smooth:g}: {type(model).__name__} "
+                "makes no relu/leaky_relu call to smooth; use 0"
             )
