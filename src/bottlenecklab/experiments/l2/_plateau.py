@@ -11,28 +11,22 @@ from bottlenecklab import measure as M
 from bottlenecklab.experiments._claims import in_range, non_decreasing, unmeasured
 from bottlenecklab.experiments._spec import Claim, Measurement, PointResult, Reads
 
-__all__ = ["PLATEAU_READS", "SMOOTHED_CONTINUATION", "plateau_claims", "plateau_measure"]
+__all__ = ["PLATEAU_READS", "SMOOTHED_STAGES", "plateau_claims", "plateau_measure"]
 
-# The end of both quick recipes, on softplus-smoothed ReLUs (`docs/convergence.md`):
-# three restarted L-BFGS runs of 200 at each sharpness beta = 1e2 ... 1e7, trust region
-# 100 at beta = 1e5, 1e6, 1e7, then exact restarted L-BFGS. L-BFGS and exact Newton stop
-# at the first ReLU kinks, 10-20 times the regularization force away from a critical
-# point at the narrow widths; the smoothed path reaches lower losses, and the trust-region
-# stages bring the narrow widths below the certificate's threshold (lab notes
+# The smoothed stages of both quick recipes (`docs/convergence.md`): three restarted
+# L-BFGS runs of 200 at each softplus sharpness beta = 1e2 ... 1e7, then trust region 100
+# at beta = 1e5, 1e6, 1e7. L-BFGS and exact Newton stop at the first ReLU kinks, 10-20
+# times the regularization force away from a critical point at the narrow widths; the
+# smoothed path reaches lower losses, and the trust-region stages bring the narrow widths
+# below the certificate's threshold. Each preset ends with exact L-BFGS (lab notes
 # `docs/lab-notes/l2.md`).
-SMOOTHED_CONTINUATION: tuple[dict[str, Any], ...] = (
-    tuple(
-        {"optimizer": "lbfgs", "steps": 200, "lr": 1.0, "smooth": beta}
-        for beta in (1e2, 1e3, 1e4, 1e5, 1e6, 1e7)
-        for _ in range(3)
-    )
-    + tuple(
-        {"optimizer": "trust_region", "steps": 100, "lr": 1.0, "smooth": beta}
-        for beta in (1e5, 1e6, 1e7)
-    )
-    # exact: the wide nets still drift slowly toward the regularized optimum
-    + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5
-    + ({"optimizer": "lbfgs", "steps": 100, "lr": 1.0},)
+SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
+    {"optimizer": "lbfgs", "steps": 200, "lr": 1.0, "smooth": beta}
+    for beta in (1e2, 1e3, 1e4, 1e5, 1e6, 1e7)
+    for _ in range(3)
+) + tuple(
+    {"optimizer": "trust_region", "steps": 100, "lr": 1.0, "smooth": beta}
+    for beta in (1e5, 1e6, 1e7)
 )
 
 # Both claims read each width's loss (with L2); value stability asks it to move by at most

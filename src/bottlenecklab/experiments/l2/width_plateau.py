@@ -18,7 +18,7 @@ from typing import Any
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
 from bottlenecklab.experiments.l2._plateau import (
     PLATEAU_READS,
-    SMOOTHED_CONTINUATION,
+    SMOOTHED_STAGES,
     plateau_claims,
     plateau_measure,
 )
@@ -89,7 +89,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         # kinks where L-BFGS and exact Newton stop, ending with an exact L-BFGS phase.
         "train.phases": ({"optimizer": "adam", "steps": 1000, "lr": 1e-3},)
         + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5
-        + SMOOTHED_CONTINUATION,
+        + SMOOTHED_STAGES
+        + ({"optimizer": "lbfgs", "steps": 100, "lr": 1.0},),
         # a logged row where the last phase starts (value stability's earlier state)
         "train.log_every": 100,
     },

@@ -18,7 +18,7 @@ from typing import Any
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
 from bottlenecklab.experiments.l2._plateau import (
     PLATEAU_READS,
-    SMOOTHED_CONTINUATION,
+    SMOOTHED_STAGES,
     plateau_claims,
     plateau_measure,
 )
@@ -81,7 +81,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": (
             {"optimizer": "adam", "steps": 3000, "lr": 1e-3},
             {"optimizer": "sgd", "steps": 2000, "lr": 0.05, "backtrack": True},
-            *SMOOTHED_CONTINUATION,
+            *SMOOTHED_STAGES,
+            # exact, restarted: a wide net can still drift toward the regularized optimum
+            *({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5,
+            {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},
         ),
         # a logged row where the last phase starts (value stability's earlier state)
         "train.log_every": 100,
