@@ -564,6 +564,19 @@ def test_plateau_claims_per_lam():
     assert verdict["plateau(lam=0.0001)"] == "failed"
 
 
+def test_each_lams_claims_are_gated_by_its_own_points():
+    """An uncertified network at lam = 1e-4 gates the lam = 1e-4 claims only."""
+    cfg = resolve_config(get(WPD), "quick")
+    pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points(WP_GOOD, lam=1e-4, stat=19.3)
+    states = _states(WPD, cfg, pts)
+    assert states == {
+        "non-increasing(lam=0.001)": "passed",
+        "plateau(lam=0.001)": "passed",
+        "non-increasing(lam=0.0001)": "not-converged",
+        "plateau(lam=0.0001)": "not-converged",
+    }
+
+
 @pytest.mark.parametrize("name", [WP, WPD])
 @pytest.mark.parametrize(
     "change",

@@ -11,7 +11,13 @@ from bottlenecklab import measure as M
 from bottlenecklab.experiments._claims import in_range, non_decreasing, unmeasured
 from bottlenecklab.experiments._spec import Claim, Measurement, PointResult, Reads
 
-__all__ = ["PLATEAU_READS", "SMOOTHED_STAGES", "plateau_claims", "plateau_measure"]
+__all__ = [
+    "PLATEAU_READS",
+    "SMOOTHED_STAGES",
+    "plateau_claims",
+    "plateau_measure",
+    "plateau_reads_per_lam",
+]
 
 # The smoothed stages of both quick recipes (`docs/convergence.md`): three restarted
 # L-BFGS runs of 200 at each softplus sharpness beta = 1e2 ... 1e7, then trust region 100
@@ -36,6 +42,20 @@ PLATEAU_READS = {
     "non-increasing*": Reads(("loss",), window=0.02, relative=True),
     "plateau*": Reads(("loss",), window=0.02, relative=True),
 }
+
+
+def plateau_reads_per_lam(lams: tuple[float, ...]) -> dict[str, Reads]:
+    """`PLATEAU_READS` with each `lam`'s claims (`plateau_claims`' ids for a grid of
+    several `lams`) reading only the points trained at that `lam`; other ids (a grid
+    overridden to other `lams`) fall back to every point."""
+    per = {
+        f"{kind}(lam={lam:g})": Reads(
+            ("loss",), window=0.02, relative=True, where={"train.lam": lam}
+        )
+        for lam in lams
+        for kind in ("non-increasing", "plateau")
+    }
+    return {**per, **PLATEAU_READS}
 
 
 def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:

@@ -17,10 +17,10 @@ from typing import Any
 
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
 from bottlenecklab.experiments.l2._plateau import (
-    PLATEAU_READS,
     SMOOTHED_STAGES,
     plateau_claims,
     plateau_measure,
+    plateau_reads_per_lam,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import DigitsTask
@@ -104,5 +104,5 @@ EXPERIMENT = Experiment(
     claims=claims,
     figures=("l2_width_plateau",),
     doc=__doc__ or "",
-    reads=PLATEAU_READS,
+    reads=plateau_reads_per_lam(Config().lams),  # each lam's claims read its points
 )
