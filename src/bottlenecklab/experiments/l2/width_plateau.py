@@ -7,7 +7,8 @@ L-BFGS, then trust region on smoothed ReLUs) on a bias-free ReLU teacher `x ~ N(
 (50, 10, 10, 10), grid `model.width` x `seed`. The minimal loss is non-increasing in width
 (Prop 6) and plateaus (Prop 7, Cor 9; 004: "around 10"): best-of-seeds loss non-increasing
 within 2 %, plateau start (tol 0.1) in `[5, 20]`, gated by the convergence certificate.
-Quick preset: several minutes CPU. Pilots and measurements: `docs/lab-notes/l2.md`.
+Quick preset: about 18 min on 2 cores (34 min of point time). Pilots and measurements:
+`docs/lab-notes/l2.md`.
 """
 
 from __future__ import annotations

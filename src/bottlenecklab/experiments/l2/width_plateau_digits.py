@@ -7,7 +7,8 @@ on 50 digits per class of scikit-learn's 8x8 digits (pixels / 16; test: the othe
 grid `model.width` x `seed` x `train.lam`. Per `lam`: best-of-seeds train loss
 non-increasing within 2 %, plateau start (tol 0.1) in `[5, 20]` (004: around 10 = the
 number of classes), gated by the convergence certificate.
-Quick preset: a few minutes CPU. Pilots and measurements: `docs/lab-notes/l2.md`.
+Quick preset: about 48 min on 2 cores (93 min of point time). Pilots and measurements:
+`docs/lab-notes/l2.md`.
 """
 
 from __future__ import annotations
