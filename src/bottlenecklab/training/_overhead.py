@@ -31,8 +31,8 @@ def schedule_overhead(
     blocks of `steps_per_block` steps (default: two update periods), alternating which goes
     first. Each block is timed in this process's CPU time (`time.process_time`, all its
     threads), not wall time: on a loaded machine the wall time of a block also counts the
-    time other processes held the cores (measured: -12 % to +11 % "overheads" at a load of
-    4 on 2 cores). The tiny learning rate keeps both copies at the trained point; this is
+    time other processes held the cores (measured in `docs/lab-notes/leaky-resnet.md`).
+    The tiny learning rate keeps both copies at the trained point; this is
     timing only.
 
     Args:

@@ -326,7 +326,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": (
             {"optimizer": "adam", "steps": 5000, "lr": 1e-3, "schedule": "cosine"},  # fit
             {"optimizer": "lbfgs", "steps": 2000, "lr": 1.0},  # weight decay keeps pruning
-            # L-BFGS and Newton stop at the kinks (stationarity 0.03): a continuation on
+            # L-BFGS and Newton stop at the kinks (lab notes `fcnn.md`): a continuation on
             # softplus-smoothed ReLUs walks on to the kinked optimum (lab notes)
             *(
                 {"optimizer": "trust_region", "steps": 40, "lr": 1.0, "smooth": beta}

@@ -21,11 +21,10 @@ __all__ = [
 
 # The smoothed stages of both quick recipes (`docs/convergence.md`): three restarted
 # L-BFGS runs of 200 at each softplus sharpness beta = 1e2 ... 1e7, then trust region 100
-# at beta = 1e5, 1e6, 1e7. L-BFGS and exact Newton stop at the first ReLU kinks, 10-20
-# times the regularization force away from a critical point at the narrow widths; the
-# smoothed path reaches lower losses, and the trust-region stages bring the narrow widths
-# below the certificate's threshold. Each preset ends with exact L-BFGS (lab notes
-# `docs/lab-notes/l2.md`).
+# at beta = 1e5, 1e6, 1e7. L-BFGS and exact Newton stop at the first ReLU kinks, far from
+# a critical point at the narrow widths; the smoothed path reaches lower losses, and the
+# trust-region stages bring the narrow widths below the certificate's threshold. Each
+# preset ends with exact L-BFGS (lab notes `docs/lab-notes/l2.md`).
 SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
     {"optimizer": "lbfgs", "steps": 200, "lr": 1.0, "smooth": beta}
     for beta in (1e2, 1e3, 1e4, 1e5, 1e6, 1e7)
