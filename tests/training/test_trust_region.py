@@ -139,3 +139,35 @@ def test_trust_region_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
         assert torch.equal(resumed.state_dict()[k], v)
     strip = [{k: v for k, v in r.items() if k != "wall_s"} for r in res.metrics]
     assert strip == [{k: v for k, v in r.items() if k != "wall_s"} for r in ref.metrics]
+
+
+def _failing_after(n: int, monkeypatch) -> None:
+    """Make the torch trust region report failure from its `n`-th iteration on."""
+    import bottlenecklab.training._phases as phases_module
+
+    real, calls = phases_module.trust_region_step, []
+
+    def step(loss_fn, params, state):
+        calls.append(1)
+        loss, stopped = real(loss_fn, params, state)
+        return loss, stopped or len(calls) >= n
+
+    monkeypatch.setattr(phases_module, "trust_region_step", step)
+
+
+def test_a_phase_that_stops_early_logs_its_last_row(monkeypatch):
+    """A last phase whose method stops at iteration 10 of 400 logs the row of the step
+    where it stopped (`stopped_early`), books the rest, and still logs the final row."""
+    data, net = _resnet_setup()
+    cfg = TrainConfig(
+        lam=0.05,
+        phases=(PhaseConfig("adam", 50, 1e-2), PhaseConfig("trust_region", 400, 1.0)),
+        dtype="float64",
+        log_every=200,
+        checkpoint_every=1000,
+    )
+    _failing_after(10, monkeypatch)
+    res = train(net(), data, cfg, progress=False)
+    steps = [r["step"] for r in res.metrics]
+    assert steps == [59, 450] and res.steps == 450  # 9 steps done, the 10th failed
+    assert res.metrics[0]["stopped_early"] and res.metrics[0]["loss"] == res.metrics[1]["loss"]

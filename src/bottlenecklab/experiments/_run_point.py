@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from bottlenecklab.config import from_dict
 from bottlenecklab.experiments._registry import get
@@ -31,6 +33,7 @@ from bottlenecklab.sweeps import (
 from bottlenecklab.training import (
     TrainingDiverged,
     ensemble_phases,
+    extend,
     load_checkpoint,
     save_checkpoint,
     train,
@@ -66,13 +69,18 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     outcome, message = "done", ""
     read = sorted({name for r in exp.reads.values() for name in r.scalars})
     gate = gate_of(cfg)
-    earlier = _Earlier(ctx.checkpoint.parent / "earlier.pt", cfg.train, gate.earlier, model)
+    earlier = _Earlier(ctx.checkpoint.parent, cfg.train, gate.earlier, model)
+    keep = bool(read) and not gate.extension
 
     def on_log(row: dict[str, Any]) -> None:
         traced = exp.trace(model, cfg, row["step"]) if exp.trace is not None else {}
         ctx.metrics.append({**point, **row, **traced})
-        if read:
-            earlier.offer(row["step"])
+        if keep:
+            earlier.offer(row)
+
+    def on_phase(i: int, t: int) -> None:
+        if keep and i == len(cfg.train.phases) - 1 and t == 0:
+            earlier.start()
 
     try:
         tr = train(
@@ -85,6 +93,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
             progress=ctx.progress,
             desc=_desc(point),
             on_log=on_log,
+            on_phase=on_phase,
         )
         steps, wall = tr.steps, tr.wall_s
     except TrainingDiverged as e:
@@ -102,43 +111,70 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
         )
         scalars.update(cert.scalars())
         scalars["certify_s"] = time.perf_counter() - t0
-        prev = earlier.load(exp, cfg, data, model)
+        if outcome != "done":
+            prev = None
+        elif gate.extension:
+            ext = extend(model, data, cfg.train, gate.extension, ctx.checkpoint.parent, ctx.device)
+            scalars.update(ext.scalars())
+            t0 = time.perf_counter()
+            prev = (float(steps + ext.steps), exp.measure(ext.model, data, cfg))
+            scalars["extension_measure_s"] = time.perf_counter() - t0
+        else:
+            prev = earlier.load(exp, cfg, data, model)
         if prev is not None:
             step, before = prev
             scalars["prev_step"] = float(step)
             scalars.update({PREV + k: before.scalars[k] for k in read if k in before.scalars})
     info = {"outcome": outcome, "message": message, "steps": steps, "wall_s": wall}
-    return RunResult(scalars, m.all_tables(), info)
+    return RunResult(dict(scalars), m.all_tables(), info)
 
 
 class _Earlier:
-    """The state of the network at an earlier step of the last phase (value stability,
-    spec `convergence.md` item 3), kept in `earlier.pt` beside the checkpoint so that a
-    resumed run still has it."""
+    """The state of the network earlier in the last phase (value stability without an
+    extension, spec `convergence.md` item 3), kept beside the checkpoint so that a resumed
+    run still has it: `earlier.pt`, the first logged state at or after the earlier step
+    while the phase still moved, and `phase_start.pt`, the state where the last phase
+    began. `load` gives the former when it exists, else the latter: an earlier state
+    exists however the last phase ends (at its step limit, stalled, or stopped by its
+    method), and it is never a state of an optimizer that had already stopped.
+    """
 
-    def __init__(self, path, train_cfg, fraction: float, model: torch.nn.Module) -> None:
+    def __init__(self, folder: Path, train_cfg: Any, fraction: float, model: nn.Module) -> None:
         last = train_cfg.phases[-1]
-        self.step = train_cfg.total_steps - last.steps + int(fraction * last.steps)
+        self.begin = train_cfg.total_steps - last.steps
+        self.step = self.begin + int(fraction * last.steps)
         self.end = train_cfg.total_steps
-        self.path = path
+        self.path, self.start_path = folder / "earlier.pt", folder / "phase_start.pt"
+        self.stalled_mark = folder / "earlier.stalled"
         self.model = model
 
-    def offer(self, step: int) -> None:
-        """Keep the model's state at the first logged step at or after the earlier step.
+    def _keep(self, path: Path, step: int) -> None:
+        state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
+        save_checkpoint({"model": state, "step": step}, path)
 
-        Never the final step: when no row is logged between the earlier step and the end
-        (`log_every` too coarse), no earlier state is kept and the claims that read values
-        come out `not-converged` ("no earlier value"), rather than comparing the end with
-        itself."""
-        if self.step <= step < self.end and not self.path.exists():
-            state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
-            save_checkpoint({"model": state, "step": step}, self.path)
+    def start(self) -> None:
+        """The last phase begins (not a resume inside it): keep its starting state."""
+        if not self.start_path.exists():
+            self._keep(self.start_path, self.begin)
 
-    def load(self, exp: Any, cfg: Any, data: Any, model: torch.nn.Module):
+    def offer(self, row: dict[str, Any]) -> None:
+        """Keep the state of the first logged row at or after the earlier step, unless the
+        phase's method had stopped by then (a `stopped_early` row: its state is the end
+        state) or the row is the final one."""
+        step = row["step"]
+        if row.get("stopped_early") and step >= self.begin:
+            self.stalled_mark.touch()
+            return
+        stalled = self.stalled_mark.exists()
+        if self.step <= step < self.end and not stalled and not self.path.exists():
+            self._keep(self.path, step)
+
+    def load(self, exp: Any, cfg: Any, data: Any, model: nn.Module):
         """`(step, Measurement)` of the earlier state, or None when none was kept."""
-        if not self.path.exists():
+        path = self.path if self.path.exists() else self.start_path
+        if not path.exists():
             return None
-        state = load_checkpoint(self.path)
+        state = load_checkpoint(path)
         dtype = next(model.parameters()).dtype
         other = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
         other.load_state_dict(state["model"])

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bottlenecklab.training import PhaseConfig
+
 __all__ = [
     "PRESETS",
     "STATES",
@@ -34,12 +36,21 @@ class Gate:
             of a converged network.
         tau: the kink band, relative to each layer's rms pre-activation.
         earlier: where in the last training phase the earlier state for value stability
-            is kept (fraction of that phase's steps).
+            is kept (fraction of that phase's steps), when there is no `extension`. It
+            is the first logged state at or after that step while the phase still moved;
+            when the phase stopped early before it (or logged no row there), the state
+            at the start of the last phase.
+        extension: the certification extension (spec `convergence.md`, fourth review):
+            phases (at `train.lam`, the last one exact) run from the final state by an
+            optimizer that can still move there; value stability then compares the end
+            of training with the end of the extension, and `earlier` is not used. The
+            claims and the certificate read the end of training.
     """
 
     threshold: float = 1e-2
     tau: float = 1e-6
     earlier: float = 0.75
+    extension: tuple[PhaseConfig, ...] = ()
 
 
 @dataclass(frozen=True)

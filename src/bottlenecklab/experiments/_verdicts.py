@@ -2,7 +2,8 @@
 stability of every point a claim about trained networks reads, then its own criterion.
 
 `run_point` stores, per trained point, the certificate's numbers (`cert_*` scalars) and
-the scalars the claims read at an earlier state of the last phase (`prev_<name>`);
+the scalars the claims read at the end of the certification extension, or without one at
+an earlier state of the last phase (`prev_<name>`);
 `judge` turns each claim of the experiment into one of `STATES`.
 """
 
@@ -18,7 +19,7 @@ from bottlenecklab.experiments._spec import STATES, Claim, Experiment, Gate, Poi
 
 __all__ = ["PREV", "count_states", "gate_of", "judge", "stability", "state_of", "states_line"]
 
-PREV = "prev_"  # prefix of a scalar's value at the earlier state of the last phase
+PREV = "prev_"  # prefix of a scalar's value after the extension (or at the earlier state)
 
 
 def gate_of(cfg: Any) -> Gate:
@@ -73,9 +74,14 @@ def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dic
         if math.isinf(stab["ratio"]) and not math.isfinite(stab["change"]):
             reasons.append(f"no earlier value of {stab.get('scalar')}")
         else:
+            over = "over the last phase"
+            extended = [p for p in done if p.scalars.get("ext_steps") is not None]
+            if extended:
+                steps = max(p.scalars["ext_steps"] for p in extended)
+                over = f"over the certification extension ({steps:.0f} steps)"
             reasons.append(
                 f"{stab['scalar']} moved {stab['change']:.3g} > {stab['allowed']:.3g}"
-                " (1/4 of the tolerance window) over the last phase"
+                f" (1/4 of the tolerance window) {over}"
             )
     return {
         "stationarity": worst,

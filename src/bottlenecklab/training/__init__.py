@@ -12,9 +12,10 @@ from bottlenecklab.training._checkpoint import (
 from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._continuation import continuation
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
+from bottlenecklab.training._extension import Extension, extend
 from bottlenecklab.training._newton import NewtonOutcome, newton_steps
 from bottlenecklab.training._overhead import schedule_overhead
-from bottlenecklab.training._phases import PHASES, PhaseKind
+from bottlenecklab.training._phases import PHASES, STOP, PhaseKind
 from bottlenecklab.training._representation_gd import (
     RepresentationGDResult,
     network_from_representations,
@@ -32,8 +33,10 @@ from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
 
 __all__ = [
     "PHASES",
+    "STOP",
     "Bookkeeper",
     "CheckpointError",
+    "Extension",
     "NewtonOutcome",
     "PhaseConfig",
     "PhaseKind",
@@ -48,6 +51,7 @@ __all__ = [
     "check_smoothable",
     "continuation",
     "ensemble_phases",
+    "extend",
     "load_checkpoint",
     "network_from_representations",
     "newton_steps",

@@ -20,7 +20,9 @@ from bottlenecklab.training._newton import newton_steps
 from bottlenecklab.training._objective import Objective
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
 
-__all__ = ["PHASES", "Batches", "MiniBatchSGD", "PhaseKind", "lr_at"]
+__all__ = ["PHASES", "STOP", "Batches", "MiniBatchSGD", "PhaseKind", "lr_at"]
+
+STOP = -1  # `PhaseKind.step`'s `done` when the method stopped early: the phase ends there
 
 
 def lr_at(phase: PhaseConfig, base: float, t: int) -> float:
@@ -40,7 +42,9 @@ class PhaseKind:
         raise NotImplementedError
 
     def step(self, obj: Objective, phase: PhaseConfig, opt: Any, book: Any):
-        """One step (or chunk) at `book.t`; returns (the loss before it, steps done)."""
+        """One step (or chunk) at `book.t`; returns (the loss before it, steps done), with
+        `done = STOP` when the method cannot go on (the phase ends there:
+        `Bookkeeper.stop_phase`)."""
         raise NotImplementedError
 
     def lr(self, phase: PhaseConfig, opt: Any, base_lr: float, book: Any) -> float:
@@ -58,7 +62,10 @@ class PhaseKind:
             for g in getattr(opt, "param_groups", ()):
                 g["lr"] = lr
             loss, done = self.step(obj, phase, opt, book)
-            book.advance(done, loss, opt, lr)
+            if done == STOP:
+                book.stop_phase(loss, opt, lr)
+            else:
+                book.advance(done, loss, opt, lr)
 
 
 class FirstOrder(PhaseKind):
@@ -137,7 +144,7 @@ class LBFGS(PhaseKind):
         loss = opt.step(closure)
         done = opt.state[group["params"][0]].get("n_iter", 0) - before
         # a zero step: L-BFGS cannot move, the phase is over
-        return loss, done or phase.steps - book.t
+        return loss, done or STOP
 
 
 class Newton(PhaseKind):
@@ -164,7 +171,7 @@ class Newton(PhaseKind):
         if out.steps < remaining:  # no further decrease at float precision: phase over
             with torch.no_grad():
                 loss = obj.loss()
-            book.advance(remaining - out.steps, loss, opt, radius)
+            book.stop_phase(loss, opt, radius)
 
 
 class TrustRegionPhase(PhaseKind):
@@ -182,7 +189,7 @@ class TrustRegionPhase(PhaseKind):
         smooth = getattr(obj.model, "forward_twice_differentiable", None)
         loss, stopped = trust_region_step(lambda: obj.loss(smooth), obj.params, opt)
         # no decrease predicted at float precision: the phase is over
-        return loss, phase.steps - book.t if stopped else 1
+        return loss, STOP if stopped else 1
 
 
 class Batches:

@@ -173,6 +173,23 @@ class Bookkeeper:
         if r.steps % self.checkpoint_every == 0 and self.checkpoint is not None:
             self.save(opt.state_dict())
 
+    def stop_phase(self, loss: torch.Tensor | float, opt: Any, lr: float) -> None:
+        """The phase's method stopped before its last step (converged, stalled, or a failed
+        trust region): log a row at the step where it stopped (`stopped_early`: the state
+        the phase ends in), then book the phase's remaining steps at once, so the run keeps
+        its planned step count (the last phase still logs its final row)."""
+        remaining = self.phases[self.phase].steps - self.t
+        if remaining <= 0:
+            return
+        r, phase = self.result, self.phases[self.phase]
+        logged = self.result.metrics[-1]["step"] if self.result.metrics else None
+        if logged != r.steps:
+            row = {"step": r.steps, **self.measure(phase.optimizer, lr), "stopped_early": True}
+            row["wall_s"] = round(self.elapsed(), 3)
+            if math.isfinite(row["loss"]):
+                self.log(row)
+        self.advance(remaining, loss, opt, lr)
+
     def save(self, opt_state: dict[str, Any] | None = None, **extra: Any) -> None:
         """Checkpoint the model, the optimizer's state and the position (`extra` entries
         override the defaults, e.g. an ensemble member's share of the time)."""
@@ -216,6 +233,7 @@ def train(
     progress: bool | None = None,
     desc: str = "train",
     on_log: Callable[[dict[str, Any]], None] | None = None,
+    on_phase: Callable[[int, int], None] | None = None,
 ) -> TrainResult:
     """Train `model` full batch on `data.x_train` `[N, d_in]` -> `data.y_train` `[N, d_out]`.
 
@@ -236,7 +254,11 @@ def train(
             the end); with `resume=True` training continues from it (`CheckpointError` when
             it is missing or corrupted).
         progress: show a bar (default: only when stderr is a terminal).
-        on_log: called with every new row of `metrics` as it is logged (live logs).
+        on_log: called with every new row of `metrics` as it is logged (live logs); a row
+            with `stopped_early` marks where a phase's method stopped before its last step
+            (`Bookkeeper.stop_phase`).
+        on_phase: called as `on_phase(i, t)` when phase `i` starts (`t = 0`) or resumes
+            (`t` its steps done), the model holding that state.
     Raises:
         TrainingDiverged: the loss became NaN/Inf; the model holds the last logged good
             state, which is also checkpointed.
@@ -262,5 +284,7 @@ def train(
         obj.smooth = phase.smooth  # continuation in the ReLU's softplus sharpness
         opt = kind.make(phase, obj.params, phase.lr * scale)
         book.enter(phase_i, opt)
+        if on_phase is not None:
+            on_phase(phase_i, book.t)
         kind.run(obj, phase, opt, phase.lr * scale, book)
     return book.finish()

@@ -13,16 +13,16 @@ from bottlenecklab.measure import LayerTable, costs, hamiltonian_summary, leaky_
 from bottlenecklab.tasks import Dataset
 from bottlenecklab.training import PhaseConfig, continuation
 
-__all__ = ["LEAKY_GATE", "PAPER_TRAINING", "layer_measurement", "region"]
+__all__ = ["EXTENSION", "LEAKY_GATE", "PAPER_TRAINING", "layer_measurement", "region"]
 
 # The certificate of every claim about a trained leaky ResNet (spec `convergence.md`):
-# nonsmooth stationarity <= 0.2 of the regularization force. Converged quick networks
-# (trust-region Newton) reach 0.06-0.13 at the kinks (tau = 1e-6 .. 1e-3) and no method
-# goes lower; untrained ones sit at 16-19 (lab notes, `docs/lab-notes/leaky-resnet.md`).
-# The earlier state is the middle of the last phase (`earlier = 0.5`): the Newton phase
-# stalls there (trust radius ~1e-12), so the end is compared with a state the optimizer
-# could no longer improve, which is the spec's "short certification extension".
-LEAKY_GATE = Gate(threshold=0.2, tau=1e-6, earlier=0.5)
+# nonsmooth stationarity <= 0.2 of the regularization force (interim, fourth review: the
+# goal is 1e-4), and value stability over a certification extension from the final state:
+# 50 L-BFGS iterations on the loss smoothed at softplus sharpness 1e4 (they cross the kinks
+# where the exact methods stall: exact L-BFGS from a Newton end does not move at all), then
+# 50 exact ones. The pilots behind the choice: docs/lab-notes/leaky-resnet.md.
+EXTENSION = (PhaseConfig("lbfgs", 50, 1.0, smooth=1e4), PhaseConfig("lbfgs", 50, 1.0))
+LEAKY_GATE = Gate(threshold=0.2, tau=1e-6, extension=EXTENSION)
 
 
 def _paper_training() -> dict[str, Any]:
