@@ -205,6 +205,9 @@ def test_flagship_claims_not_converged_when_the_median_moved_in_the_last_phase()
         ((3.2, 5.8, 4.6), (6.5, 6.0, 4.8), 0.0, "from-below"),  # above k* + 0.5 on the way
         ((3.2, 4.1, 6.0), (5.5, 5.0, 6.5), 0.0, "rank-at-largest-leak"),  # overshoots k*
         ((3.2, 4.1, 4.6), (5.5, 3.5, 4.8), 0.0, "coi-from-above"),  # COI below H by 0.6
+        # the untrained net's values (vacuity audit): COI far above, out of k*'s window
+        ((3.2, 4.1, 4.6), (5.5, 5.0, 9357.0), 0.0, "coi-from-above"),
+        ((3.2, 4.1, 4.6), (5.5, 5.0, 5.6), 0.0, "coi-from-above"),  # above k* + 0.5
         # median 4.1 inside [4, 5.5], but +- its spread 0.11 reaches below 4
         ((3.2, 4.0, 4.1), (5.5, 5.0, 4.8), 0.11, "rank-at-largest-leak"),
     ],
