@@ -6,9 +6,11 @@ A leaky ResNet looked at layer by layer at the largest `L~`: exactly `k*` singul
 of `W_l` stand out in the bottleneck (middle third, `p in [1/3, 2/3)`); `-(2/L~) H_l`
 stays nearly flat while its components `COI_gamma` and `(2/L~) kinetic` vary (large at
 the ends `p < 1/6`, `>= 5/6`); kinetic is small and COI near `k*` in the bottleneck
-(§2.1); bottleneck representations are non-negative (Prop 5). Certified claims.
+(§2.1); bottleneck representations are non-negative (Prop 5). Certified claims; the
+kinetic and non-negativity bounds hold on the untrained fixed-point start too, so they are
+reported (vacuity audit, `docs/lab-notes/vacuity.md`).
 
-Expected (quick preset: the flagship's L~ = 24 point): 5/5 claims pass; ~80-300 s.
+Expected (quick preset: the flagship's L~ = 24 point): 3 asserted, 2 reported; ~80-300 s.
 Lab notes: `docs/lab-notes/leaky-resnet.md`.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bottlenecklab.experiments._claims import at_least, at_most, in_range, unmeasured
+from bottlenecklab.experiments._claims import at_least, at_most, in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import (
     Claim,
     Experiment,
@@ -138,12 +140,12 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             spread,
             cfg.spread_ratio,
         ),
-        at_most(
+        reported(  # vacuous as a bound: the untrained fixed-point start reads 0.0052
             "kinetic-middle",
             "000 §2.1",
-            f"{at}, mean kinetic energy in the middle third over that at the ends",
+            f"{at}, mean kinetic energy in the middle third over that at the ends (the "
+            f"spec's bound {cfg.kinetic_ratio:g} holds on the untrained net too: reported)",
             s["kinetic_middle_over_ends"],
-            cfg.kinetic_ratio,
         ),
         in_range(
             "coi-bottleneck",
@@ -153,12 +155,13 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             k - cfg.coi_window,
             k + cfg.coi_window,
         ),
-        at_most(
+        reported(  # vacuous as a bound: the untrained fixed-point start reads 4.9e-4
             "non-negative",
             "000 Prop 5",
-            f"{at}, largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle third",
+            f"{at}, largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle "
+            f"third (the spec's bound {cfg.negative_bound:g} holds on the untrained net too: "
+            "reported)",
             s["negative_mass_middle_max"],
-            cfg.negative_bound,
         ),
     ]
     return out
@@ -220,8 +223,6 @@ EXPERIMENT = Experiment(
     reads={
         "bottleneck-gap": Reads(("gap_middle_median",), window=3.0),  # bound 3 above 0
         "hamiltonian-flat": Reads(("spread_ratio",), window=0.25),  # bound 0.25 above 0
-        "kinetic-middle": Reads(("kinetic_middle_over_ends",), window=0.1),  # 0.1 above 0
         "coi-bottleneck": Reads(("coi_middle_median",), window=2.0),  # k* +- 1
-        "non-negative": Reads(("negative_mass_middle_max",), window=0.05),  # 0.05 above 0
     },
 )
