@@ -116,6 +116,9 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
         elif gate.extension:
             ext = extend(model, data, cfg.train, gate.extension, ctx.checkpoint.parent, ctx.device)
             scalars.update(ext.scalars())
+            scalars["ext_stationarity"] = certify(
+                ext.model, data, cfg.train.lam, cost=cfg.train.cost, tau=gate.tau
+            ).stationarity
             t0 = time.perf_counter()
             prev = (float(steps + ext.steps), exp.measure(ext.model, data, cfg))
             scalars["extension_measure_s"] = time.perf_counter() - t0
