@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import scipy.stats
+import torch
 
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
@@ -24,11 +28,22 @@ EXPECTED = {
             "thm15-random",
             "thm15-trained",
             "cor8",
+            "cor8-slack",
+            "cor8-random-rank",
+            "cor8-slope",
             "ntk-stability",
             "ntk-scale",
         ),
         ("bottleneck_bounds",),
-        ("random_chain_slack", "trained_thm15_slack", "cor8_bound", "ntk_lambda_eta"),
+        (
+            "random_chain_slack",
+            "trained_thm15_slack",
+            "cor8_bound",
+            "cor8_middle_median",
+            "cor8_middle_median_random_min",
+            "cor8_random_below",
+            "ntk_lambda_eta",
+        ),
     ),
     "fcnn/rank-vs-depth": (
         ("rank-falls", "k-star-reached", "slope-is-rank", "only-middle-grows", "collapse-above"),
@@ -218,9 +233,15 @@ def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_
 BOUNDS = "fcnn/bottleneck-bounds"
 
 
+# middle medians of s_(k+1): trained, the own init, the smallest and median of the
+# untrained draws (the shape of the quick preset's numbers, lab notes)
+MEDIANS = {6: (0.30, 1.17, 0.87, 1.10), 10: (0.20, 0.61, 0.41, 0.63), 16: (0.12, 0.30, 0.18, 0.31)}
+
+
 def _bounds_points(**over) -> list[PointResult]:
     out = []
     for L, mid in ((6, 3.0), (10, 2.0), (16, 2.0)):
+        med, init, rmin, rmed = MEDIANS[L]
         scalars = {
             "depth": float(L),
             "random_nets": 34.0,
@@ -233,6 +254,12 @@ def _bounds_points(**over) -> list[PointResult]:
             "cor8_bound": 0.3,
             "cor8_layers_below": 0.5 * L + 1,
             "cor8_required": 0.5 * L,
+            "cor8_middle_median": med,
+            "cor8_middle_median_init": init,
+            "cor8_middle_median_random_min": rmin,
+            "cor8_middle_median_random": rmed,
+            "cor8_middle_max": 2 * med,
+            "cor8_random_below": 0.0,
             "ntk_scale": 1.0 + L / 16,
             "ntk_lambda_eta": 0.8,
             "ntk_lambda_eta_amplitude": 0.1,
@@ -261,13 +288,92 @@ def test_bounds_claims_pass_on_good_results() -> None:
         ({"trained_chain_slack": -1e-6}, "chain-trained"),
         ({"random_thm15_slack": -1e-6}, "thm15-random"),
         ({"trained_thm15_slack": -0.1}, "thm15-trained"),
-        ({"cor8_layers_below": 1.0}, "cor8"),
         ({"middle_affine_rank": 3.0}, "cor8"),  # no net with a 2-D middle
         ({"ntk_lambda_eta": 1.5}, "ntk-stability"),
     ],
 )
 def test_bounds_claims_fail_on_wrong_results(over, failing) -> None:
     assert _bounds_verdicts(_bounds_points(**over))[failing] is False
+
+
+def _with_medians(points, key: str, values) -> list[PointResult]:
+    return [
+        dataclasses.replace(p, scalars={**p.scalars, key: float(v)}) for p, v in zip(points, values)
+    ]
+
+
+def test_bounds_cor8_reads_the_trend_and_the_untrained_nets() -> None:
+    exp = get(BOUNDS)
+    cfg = resolve_config(exp, "quick")
+    claims = {c.id: c for c in exp.claims(cfg, _bounds_points())}
+    c = claims["cor8"]
+    assert c.asserted and c.passed
+    assert c.measured == pytest.approx(0.12 / 0.30, rel=1e-3)  # against its own init
+    # margin: the smaller of the relative drops (1/3, 0.4) and 1 - ratio (0.6)
+    assert c.margin == pytest.approx(1 / 3, rel=1e-6)
+    for cid in ("cor8-slack", "cor8-random-rank", "cor8-slope"):
+        assert claims[cid].state == "reported" and not claims[cid].asserted
+    assert claims["cor8-random-rank"].measured == 0
+    # the bound 0.3 over the largest middle value 0.24, in decades
+    assert claims["cor8-slack"].measured == pytest.approx(math.log10(0.3 / 0.24), rel=1e-3)
+    slope = scipy.stats.linregress(np.log([6, 10, 16]), np.log([0.30, 0.20, 0.12])).slope
+    assert claims["cor8-slope"].measured == pytest.approx(slope, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "key, values",
+    [
+        ("cor8_middle_median", (0.30, 0.32, 0.12)),  # rises between L = 6 and 10
+        ("cor8_middle_median", (0.30, 0.20, 0.21)),  # rises between L = 10 and 16
+        ("cor8_middle_median", (0.50, 0.40, 0.30)),  # falls, but equals its init's 0.30
+        ("cor8_middle_median", (0.50, 0.40, 0.31)),  # falls, but above its init's
+        ("cor8_middle_median_init", (1.17, 0.61, 0.12)),  # the init as low as the trained
+    ],
+)
+def test_bounds_cor8_fails_on_a_rise_or_a_value_not_below_the_untrained_net(key, values):
+    assert _bounds_verdicts(_with_medians(_bounds_points(), key, values))["cor8"] is False
+
+
+def test_bounds_cor8_fails_on_untrained_nets() -> None:
+    """The counter-case (issue 32): untrained nets of the quick preset's depths in place of
+    the trained ones. Their middle median falls with L too (the trend alone cannot tell
+    them apart), but an untrained net is not below itself at init; and its rank among the
+    untrained draws is reported."""
+    from bottlenecklab.experiments.fcnn.bottleneck_bounds import layer_s_next, middle_median
+
+    exp = get(BOUNDS)
+    cfg = resolve_config(exp, "quick")
+    data = cfg.task.build(seed=cfg.seed)
+    points = _bounds_points()
+    for i, (p, L) in enumerate(zip(points, cfg.depths)):
+        model = dataclasses.replace(cfg.model, depth=L)
+        draws = [
+            middle_median(
+                layer_s_next(
+                    model.build(data.d_in, data.d_out, seed=sd, dtype=torch.float64),
+                    data.x_train,
+                    cfg.k,
+                ),
+                cfg.p,
+            )
+            for sd in [cfg.seed + 1] + [cfg.seed + 1 + 1000 * j for j in range(1, cfg.cor8_random)]
+        ]
+        scalars = {
+            **p.scalars,
+            "middle_affine_rank": float(cfg.k),
+            "cor8_middle_median": draws[0],  # the untrained net itself
+            "cor8_middle_median_init": draws[0],
+            "cor8_middle_median_random_min": min(draws),
+            "cor8_middle_median_random": float(np.median(draws)),
+            "cor8_random_below": float(sum(d < draws[0] for d in draws)),
+        }
+        points[i] = dataclasses.replace(p, scalars=scalars)
+    meds = [p.scalars["cor8_middle_median"] for p in points]
+    assert meds == sorted(meds, reverse=True)  # the trend holds on untrained nets
+    c = {c.id: c for c in exp.claims(cfg, points)}["cor8"]
+    assert c.asserted and not c.passed and c.measured == 1
+    rank = {c.id: c for c in exp.claims(cfg, points)}["cor8-random-rank"]
+    assert 0 < rank.measured < cfg.cor8_random  # a random net sits among the random draws
 
 
 def test_bounds_ntk_scale_fails_on_a_spread() -> None:

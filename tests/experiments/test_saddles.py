@@ -26,6 +26,7 @@ EXPECTED = {
             "fraction-rises",
             "fraction-adjacent-z",
             "fraction-at-largest-width",
+            "fraction-estimate",
             "eq6",
             "eq6-extremes",
             "rank2-first-layer",
@@ -119,7 +120,7 @@ def _circle_good(cfg):
         ("construction-half", {"construction": 0.5 - 1e-9}),
         ("best-at-largest-width", {"best_w64": 0.45}),
         ("fraction-rises", {f"fraction_w{w}": 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
-        ("fraction-at-largest-width", {"fraction_w64": 0.7}),
+        ("fraction-at-largest-width", {"fraction_w64": 58 / 128}),
         ("eq6", {"eq6_error": 1e-6}),
         ("eq6-extremes", {"eq6_pi8": 1e-3}),
         ("rank2-first-layer", {"ratio_W1_best": 0.2}),
@@ -161,28 +162,54 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
 @pytest.mark.parametrize(
     "fraction, passes",
     [
-        (106 / 128, True),  # seeds 0 and 2: upper bound 0.881
-        (103 / 128, True),  # seed 1: 0.805, upper bound 0.860
-        (96 / 128, True),  # 0.75: not below 0.8 beyond the noise of 128 draws
-        (90 / 128, False),  # 0.703: upper bound 0.769 < 0.8
+        (106 / 128, True),  # seeds 0 and 2: lower bound 0.764
+        (103 / 128, True),  # seed 1: 0.805, lower bound 0.738
+        (74 / 128, True),  # 0.578: lower bound 0.502, just above 1/2
+        (73 / 128, False),  # 0.570: lower bound 0.494, not above 1/2 beyond the noise
+        (70 / 128, False),  # 0.547: above 1/2, but not beyond the noise of 128 draws
+        (58 / 128, False),  # 0.45: the issue's counter-case
         (0.0, False),
         (math.nan, False),
     ],
 )
-def test_fraction_at_largest_width_accounts_for_binomial_noise(fraction, passes):
+def test_fraction_at_largest_width_is_a_lower_bound_above_half(fraction, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in exp.claims(cfg, [_with(_circle_good(cfg), fraction_w64=fraction)])}
     c = claims["fraction-at-largest-width"]
-    assert c.passed is passes
+    assert c.asserted and c.passed is passes
+    estimate = claims["fraction-estimate"]
+    assert not estimate.asserted and estimate.state == "reported"
     if math.isfinite(fraction):
-        # The bound is the exact binomial one: P(X <= k | p = upper) = alpha.
+        # The bound is the exact binomial one: P(X >= k | p = lower) = alpha.
         k = round(fraction * cfg.restarts)
-        upper = c.margin + cfg.min_fraction
-        if k < cfg.restarts:
-            tail = scipy.stats.binom.cdf(k, cfg.restarts, upper)
-            assert tail == pytest.approx(cfg.trend_alpha, rel=1e-3)
+        lower = c.margin + cfg.min_success
+        assert lower == pytest.approx(c.measured, rel=1e-3)
+        if k > 0:
+            tail = scipy.stats.binom.sf(k - 1, cfg.restarts, lower)
+            assert tail == pytest.approx(cfg.trend_alpha, rel=1e-6)
         assert (c.margin > 0) is passes
+        assert estimate.measured == pytest.approx(k / cfg.restarts, abs=1e-3)
+        assert f"against {cfg.target_fraction:g}" in estimate.statement
+
+
+def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
+    """A pass is evidence: at a true success probability of 1/2 the claim passes with
+    probability at most `trend_alpha` (exact, over every count of 128 draws)."""
+    exp = get("saddle/circle-escape")
+    cfg = resolve_config(exp, "quick")
+    good = _circle_good(cfg)
+    n = cfg.restarts
+    passing = [
+        k
+        for k in range(n + 1)
+        if {c.id: c for c in exp.claims(cfg, [_with(good, fraction_w64=k / n)])}[
+            "fraction-at-largest-width"
+        ].passed
+    ]
+    assert passing == list(range(passing[0], n + 1))
+    assert scipy.stats.binom.sf(passing[0] - 1, n, cfg.min_success) <= cfg.trend_alpha
+    assert scipy.stats.binom.sf(passing[0] - 2, n, cfg.min_success) > cfg.trend_alpha
 
 
 def test_adjacent_z_is_the_two_proportion_z():

@@ -139,6 +139,33 @@ def test_the_slide_is_not_measured_without_a_flat_net() -> None:
     assert not got["deep-affine-rank-1"].passed
 
 
+def test_the_finding_is_the_figure_and_the_conditional_stays_asserted() -> None:
+    """Spec `depth-and-rank.md`, Findings: the finding is that the slide's figure is not
+    reproduced (no deep net rank 1); the slide's conditional "a rank-1 classifier has no
+    tripoints" is its own asserted claim, not-measured while no net is rank 1."""
+    from bottlenecklab.experiments import expected_states
+    from bottlenecklab.experiments._findings import finding_of
+    from bottlenecklab.experiments._verdicts import judge
+
+    f = finding_of("talk/tripoints", "deep-affine-rank-1")
+    assert f is not None and f.spec == "depth-and-rank.md, Findings"
+    assert "not reproduced on the layouts tried" in f.measured
+    assert "0.382" in f.measured and "0.640" in f.measured
+    assert f.conditional == ("rank1-no-tripoint",)
+    assert finding_of("talk/tripoints", "rank1-no-tripoint") is None
+    assert expected_states("talk/tripoints", "rank1-no-tripoint") == ("not-measured", "passed")
+    assert expected_states("talk/tripoints", "deep-affine-rank-1") == ("failed",)
+    exp = get("talk/tripoints")
+    cfg = resolve_config(exp, "quick")
+    claims = {c.id: c for c in exp.claims(cfg, _tri_points((2, 2, 2), *GOOD[1:]))}
+    assert claims["rank1-no-tripoint"].asserted
+    assert "the slide's figure" in claims["deep-affine-rank-1"].statement
+    # the runner marks the finding's claim; the conditional stays not-measured
+    judged = {c.id: c for c in judge(exp, cfg, list(claims.values()), [])}
+    assert judged["deep-affine-rank-1"].finding == f.key
+    assert judged["rank1-no-tripoint"].state == "not-measured"
+
+
 # ---------------------------------------------------------------- newtonian-cnn
 
 

@@ -123,7 +123,8 @@ def depth_spectra(record: RunRecord, folder: Path) -> list[Path]:
 
 
 def bottleneck_bounds(record: RunRecord, folder: Path) -> list[Path]:
-    """Cor 8: `s_{k+1}(a~_l / sqrt N)` per layer of each trained net, with its bound."""
+    """Cor 8: `s_{k+1}(a~_l / sqrt N)` per layer of each trained net (solid), of the same
+    net at its initialization (dashed), with its bound (dotted)."""
     pts = _done(record)
     if not pts:
         return []
@@ -139,11 +140,20 @@ def bottleneck_bounds(record: RunRecord, folder: Path) -> list[Path]:
             color=f"C{i}",
             label=f"L = {L:g}",
         )
+        init = [x for x in rows if "s_next_init" in x]
+        if init:
+            ax.semilogy(
+                [x["layer"] / L for x in init],
+                [max(x["s_next_init"], 1e-8) for x in init],
+                "--",
+                lw=0.8,
+                color=f"C{i}",
+            )
         bound = r.scalars.get("cor8_bound", np.nan)
         if np.isfinite(bound):
             ax.axhline(bound, color=f"C{i}", ls=":", lw=0.8)
     ax.set_xlabel(r"$\ell / L$")
-    ax.set_ylabel(r"$s_{k+1}(\tilde\alpha_\ell / \sqrt{N})$ (dotted: Cor 8 bound)")
+    ax.set_ylabel(r"$s_{k+1}(\tilde\alpha_\ell / \sqrt{N})$ (dashed: init; dotted: bound)")
     ax.legend(frameon=False, fontsize=7)
     path = folder / "bottleneck_bounds.png"
     save(fig, path)

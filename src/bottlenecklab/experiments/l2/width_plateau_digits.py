@@ -6,7 +6,8 @@ As `l2/width-plateau` on images: depth-3 ReLU nets trained with L2 and mean cros
 on 50 digits per class of scikit-learn's 8x8 digits (pixels / 16; test: the other 1297),
 grid `model.width` x `seed` x `train.lam`. Per `lam`: best-of-seeds train loss
 non-increasing within 2 %, plateau start (tol 0.1) in `[5, 20]` (004: around 10 = the
-number of classes), gated by the convergence certificate.
+number of classes), gated by the convergence certificate of the seeds that set or nearly
+tie each width's best (`_plateau.plateau_gate`).
 Quick preset: about 48 min on 2 cores (93 min of point time). Pilots and measurements:
 `docs/lab-notes/l2.md`.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
 from bottlenecklab.experiments.l2._plateau import (
+    PLATEAU_UNGATED,
     SMOOTHED_STAGES,
     plateau_claims,
     plateau_measure,
@@ -106,4 +108,5 @@ EXPERIMENT = Experiment(
     figures=("l2_width_plateau",),
     doc=__doc__ or "",
     reads=plateau_reads_per_lam(Config().lams),  # each lam's claims read its points
+    ungated=PLATEAU_UNGATED,
 )

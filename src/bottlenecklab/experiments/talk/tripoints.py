@@ -3,15 +3,18 @@
     bottlenecklab run talk/tripoints --preset quick
 
 Four Gaussian blobs in 2-D, cross-entropy with weight decay; a shallow (`L = 2`, width 128)
-and a deep (`L = 10`, width 32) net per seed. The slide: a deep net classifies through a
-rank-1 bottleneck — its middle representation is 1-D affine (centred singular values
-above 0.2 of the largest, spec **Decision**) — so no three classes meet (no tripoint);
-a shallow net's regions meet at tripoints (2x2 blocks of the decision map with >= 3
-labels, data box + 0.5, at 256^2 and 512^2). The middle weight rank is reported beside.
+and a deep (`L = 10`, width 32) net per seed. The slide's conditional: a rank-1
+classifier — its middle representation 1-D affine (centred singular values above 0.2 of
+the largest, spec **Decision**) — has no tripoint (no three classes meet; 2x2 blocks of the
+decision map with >= 3 labels, data box + 0.5, at 256^2 and 512^2), checked on every net
+that is rank 1. The slide's figure: the deep net is rank 1 (no tripoint), the shallow
+net has tripoints. The middle weight rank is reported beside.
 
 Expected (quick preset, the spec's square layout `(+-1, +-1)`, sigma 0.3): shallow nets
-have tripoints; the deep nets' middle stays 2-D affine — `deep-affine-rank-1` fails (no
-layout of the pilot round reached it). ~25 min wall at load ~20 (2 jobs), ~3 min CPU.
+have tripoints; the figure is not reproduced — the deep nets' middle stays 2-D affine,
+`deep-affine-rank-1` fails (a registered finding, spec `depth-and-rank.md`, Findings) and
+`rank1-no-tripoint` is not measured while no net is rank 1. ~25 min wall at load ~20
+(2 jobs), ~3 min CPU.
 Pilots, layouts and measured numbers: `docs/lab-notes/talk.md`.
 """
 
@@ -188,8 +191,8 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         (
             "deep-affine-rank-1",
             "deep",
-            f"deep net (L = {cfg.deep.depth}): middle representation 1-D affine "
-            f"({rank_rule}): seeds of {len(cfg.seeds)}",
+            f"the slide's figure: deep net (L = {cfg.deep.depth}) with a 1-D affine middle "
+            f"representation ({rank_rule}): seeds of {len(cfg.seeds)}",
             lambda r: r.scalars["middle_affine_rank"] == 1,
         ),
     )
