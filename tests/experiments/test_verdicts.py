@@ -212,3 +212,14 @@ def test_expected_states_follow_the_registry() -> None:
     assert expected_states(f.experiment, f.claim, asserted=False) == ("reported",)
     for g in FINDINGS:  # a conditional claim is a claim of the same experiment
         assert g.claim not in g.conditional
+
+
+def test_claims_awaiting_the_solver_are_expected_not_converged() -> None:
+    from bottlenecklab.experiments._awaiting import AWAITING
+
+    for a in AWAITING:
+        assert a.experiment in EXPERIMENTS
+        for pattern in a.claims:
+            claim = pattern.replace("*", "x")
+            assert expected_states(a.experiment, claim) == ("not-converged",)
+    assert expected_states("l2/width-plateau-digits", "plateau(lam=0.001)") == ("passed",)

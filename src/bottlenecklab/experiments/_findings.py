@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bottlenecklab.experiments._awaiting import awaiting_of
+
 __all__ = ["FINDINGS", "Finding", "expected_states", "finding_of"]
 
 
@@ -125,9 +127,12 @@ def expected_states(experiment: str, claim: str, asserted: bool = True) -> tuple
     """The verdicts a quick preset may give `claim` of `experiment` (`make test-slow`):
     `reported` for a reported number, `failed` for a registered finding, `not-measured`
     or `passed` for a claim conditional on a finding's statement (measured only where it
-    holds), else `passed`."""
+    holds), `not-converged` for a claim left to the solver (`_awaiting.AWAITING`), else
+    `passed`."""
     if not asserted:
         return ("reported",)
+    if awaiting_of(experiment, claim) is not None:
+        return ("not-converged",)
     if finding_of(experiment, claim) is not None:
         return ("failed",)
     if any(f.experiment == experiment and claim in f.conditional for f in FINDINGS):
