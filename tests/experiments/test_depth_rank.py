@@ -289,7 +289,6 @@ def test_bounds_claims_pass_on_good_results() -> None:
         ({"random_thm15_slack": -1e-6}, "thm15-random"),
         ({"trained_thm15_slack": -0.1}, "thm15-trained"),
         ({"middle_affine_rank": 3.0}, "cor8"),  # no net with a 2-D middle
-        ({"ntk_lambda_eta": 1.5}, "ntk-stability"),
     ],
 )
 def test_bounds_claims_fail_on_wrong_results(over, failing) -> None:
