@@ -24,18 +24,14 @@ from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture
 
 __all__ = ["COLUMNS", "RANK_RULE", "BottleneckProbe", "ProbeError"]
 
-# Decision: the representation rank counts singular values above 0.1 x the largest (the
-# scale of paper 001 Fig 1's weight cut). At the spec's 1e-3 (kept for the Jacobian rank) a
-# network trained for finite time counts its slowly decaying tail: a digits MLP trained with
-# weight decay has 4 dominant singular values in its middle layers (stable rank 3.5-4) and a
-# tail at 1e-2..1e-3 that makes its 1e-3-rank 21-28 of 32. A planted exact rank is the same
-# at either cut.
-BOTTLENECK_REL = 0.1
+# Decision (issue 34): one rank rule, `measure.RANK_RULE` (a gap above a noise floor of the
+# model's precision); it replaces the probe's former `s_i > 0.1 s_1`, which read an exactly
+# rank-3 layer (singular values 7.26, 0.42, 0.16, 0) as rank 1.
 RANK_RULE = (
-    "rank = number of singular values of the centred representation above rank_rel "
-    "(default 0.1) x the largest; the bottleneck layers are the hidden layers (not input, "
-    "not output) whose rank equals the minimum over depth, and that minimum is the measured "
-    "bottleneck rank; the Jacobian rank uses the spec's 1e-3"
+    f"{measure.RANK_RULE.describe()}; the precision is the least precise floating dtype of "
+    "the model's parameters and of X; the bottleneck layers are the hidden layers (not "
+    "input, not output) whose centred rank equals the minimum over depth, and that minimum "
+    "is the measured bottleneck rank; the Jacobian rank uses the spec's 1e-3"
 )
 COLUMNS = {
     "layer_id": "position in depth (0 = input)",
@@ -45,20 +41,32 @@ COLUMNS = {
     "read_as": "flatten (a sample's feature map is one row) or channel (one row per position)",
     "n_samples": "rows of the representation (samples, or samples x positions)",
     "width": "features per row",
-    "rank": "numerical rank of the representation A (s_i > rank_rel s_1, see rank_rule)",
+    "rank": "rank of the representation A (the rank rule, see rank_rule)",
     "stable_rank": "||A||_*^2 / ||A||_F^2 (paper 000, Prop 1); WeightWatcher's stable_rank is "
     "the weight's ||W||_F^2 / ||W||_2^2, not this",
-    "rank_centered": "numerical rank of A - mean(A)",
+    "rank_centered": "rank of A - mean(A) (the rank rule): the bottleneck's rank",
     "stable_rank_centered": "stable rank of A - mean(A)",
+    "rank_gap": "the rule's gap s_k / max(s_{k+1}, floor) at its cut (centred; < 3: no gap "
+    "stands out and the rank is the count above 1e-3 s_1)",
+    "rank_floor": "the rule's noise floor relative to s_1 (centred)",
+    "rank_numerical": "singular values of A - mean(A) above the floor (numpy's matrix_rank)",
+    "rank_at_1e-1": "singular values of A - mean(A) above 0.1 s_1",
+    "rank_at_1e-2": "singular values of A - mean(A) above 0.01 s_1",
+    "rank_at_1e-3": "singular values of A - mean(A) above 0.001 s_1",
     "top_sv": "largest singular values of A",
+    "top_sv_centered": "largest singular values of A - mean(A)",
     "coi": "cost of identity ||A||^2_K, gamma = 0, S = [relu(A), 1] (paper 000, §1.4)",
     "coi_gamma": "relaxed cost of identity ||A||^2_{K + gamma I}, gamma = gamma0 ||K||_op",
     "coi_gamma_nobias": "the same with S = relu(A)",
     "weight": "the Linear/Conv weight feeding the layer (nearest upstream)",
     "N": "larger dimension of that weight (WeightWatcher's N)",
     "M": "smaller dimension of that weight (WeightWatcher's M)",
-    "W_rank": "singular values of W above 0.1 (paper 001, Fig 1)",
-    "W_spikes": "singular values standing out: i of the largest gap s_i/s_{i+1} >= 3, else 0",
+    "W_rank": "numerical rank of W: singular values above the rank rule's floor (numpy's "
+    "and WeightWatcher's matrix_rank)",
+    "W_rank_fig1": "singular values of W above 0.1 (paper 001, Fig 1; measure.layer_ranks)",
+    "W_spikes": "singular values above the Marchenko-Pastur edge of a random matrix of W's "
+    "shape plus 4 Tracy-Widom units (measure.mp_spikes); 0 on random Gaussian weights",
+    "W_mp_edge": "that edge, as a singular value",
     "W_dk_sq": "d_k(W)^2 at k = the bottleneck rank (paper 001, Thm 15)",
     "balance_residual": "sum_i |in_i - out_i| / ||W_{l+1}||^2 of the layer's neurons (001 §2)",
     "bottleneck": "the layer is a bottleneck layer (see rank_rule)",
@@ -100,7 +108,7 @@ class BottleneckProbe:
         device: `cpu`, `cuda` or `auto`; batch_size: rows per forward pass of `X`.
         max_rows: rows kept exactly per layer before second moments (`measure.MAX_ROWS`).
         jacobian_points: the first rows of `X` used for Jacobians and the NTK trace.
-        rank_rel: relative cut-off of the representation rank (`RANK_RULE`).
+        rank_rule: the rank rule (`measure.RANK_RULE`, see `RANK_RULE`).
         capture_method: `auto`, `fx` or `hooks`; progress: a bar (`None`: on a terminal).
     """
 
@@ -120,7 +128,7 @@ class BottleneckProbe:
         gamma0: float = measure.GAMMA0,
         top: int = 10,
         jacobian_points: int = 256,
-        rank_rel: float = BOTTLENECK_REL,
+        rank_rule: measure.RankRule = measure.RANK_RULE,
         capture_method: str = "auto",
         progress: bool | None = None,
     ) -> None:
@@ -134,7 +142,7 @@ class BottleneckProbe:
             raise ProbeError("device cuda asked but no CUDA device is available")
         self.model, self.cost, self.lam, self.layers = model, cost, lam, layers
         self.conv, self.device, self.batch_size = conv, torch.device(device), batch_size
-        self.max_rows, self.gamma0, self.top, self.rank_rel = max_rows, gamma0, top, rank_rel
+        self.max_rows, self.gamma0, self.top, self.rank_rule = max_rows, gamma0, top, rank_rule
         self.jacobian_points, self.capture_method, self.progress = (
             jacobian_points,
             capture_method,
@@ -145,6 +153,10 @@ class BottleneckProbe:
             self.X = _as_tensor(X, "X")
         else:
             self.X, self.loader = None, X
+        # the precision the representations were computed in (the rank rule's floor)
+        data = [] if self.X is None else [self.X]
+        self.precision = measure.precision_of(model, *data)
+        self.weight_precision = measure.precision_of(model)
         self.Y = None if Y is None else _as_tensor(Y, "Y")
         if self.Y is not None and self.X is not None and len(self.Y) != len(self.X):
             raise ProbeError(f"X has {len(self.X)} samples but Y has {len(self.Y)}")
@@ -279,7 +291,9 @@ class BottleneckProbe:
         self._balance(table, cap, layers)
         table.attrs = {
             "rank_rule": RANK_RULE,
-            "rank_rel": self.rank_rel,
+            "rank_rule_gap": self.rank_rule.gap,
+            "rank_rule_search": self.rank_rule.search,
+            "precision": str(self.precision).removeprefix("torch."),
             "columns": COLUMNS,
             "capture": cap.method,
         }
@@ -298,12 +312,16 @@ class BottleneckProbe:
         row = {"name": "input", "kind": "input", "op": "", "read_as": "flatten"}
         return {
             **row,
-            **acc.quantities(gamma0=self.gamma0, top=self.top, rank_rel=self.rank_rel),
+            **acc.quantities(
+                gamma0=self.gamma0, top=self.top, rule=self.rank_rule, precision=self.precision
+            ),
             "weight": None,
         }
 
     def _layer_row(self, layer: Layer, acc: measure.RepresentationAccumulator) -> dict[str, Any]:
-        q = acc.quantities(gamma0=self.gamma0, top=self.top, rank_rel=self.rank_rel)
+        q = acc.quantities(
+            gamma0=self.gamma0, top=self.top, rule=self.rank_rule, precision=self.precision
+        )
         undefined = []
         if math.isnan(q["coi"]):
             undefined.append(f"coi: {measure.REASONS['coi_moments']}")
@@ -327,6 +345,8 @@ class BottleneckProbe:
                     top=self.top,
                     singular_values=ref.singular_values,
                     shape=ref.shape,
+                    precision=self.weight_precision,
+                    rule=self.rank_rule,
                 )
             )
         row["undefined"] = "; ".join(undefined)
@@ -402,7 +422,7 @@ class BottleneckProbe:
             "bottleneck_rank": k,
             "bottleneck_layers": hidden.loc[hidden["bottleneck"], "name"].tolist(),
             "rank_rule": RANK_RULE,
-            "rank_rel": self.rank_rel,
+            "precision": str(self.precision).removeprefix("torch."),
             "input_rank": r_in,
             "output_rank": r_out,
             **self._jacobians(),
