@@ -19,15 +19,15 @@ two steps.
    spectrum decaying smoothly) the rank is the number of `s_k` in the window.
 
 An exactly rank-`k` matrix whose centred singular values span a condition number `s_1 /
-s_k` up to `1 / search = 1000` reads `k`: its drop into the floor (`s_k / f`, about
-`1e9` in float64 and `1e3` in float32 on a few hundred points) is larger than any ratio
-inside its spectrum, whatever its factors. A trained network's representation, with a
-few dominant directions and a tail decaying slowly below `search s_1` (dead units included), reads the dominant count: the tail below
-the window is not searched. A relative cut alone does neither: `s_i > 0.1 s_1` reads the
-exactly rank-3 spectrum `7.26, 0.42, 0.16, 0, ...` as rank 1, and `s_i > 1e-3 s_1` reads a
-trained tail as rank 20-30 of 32. Limits: an exact rank whose spectrum spans more than
-`1 / search` reads as the largest gap above `search s_1`; a random layer whose top value
-stands 3x above the rest reads rank 1.
+s_k` up to `1 / search = 1000` reads `k`: its drop into the floor (`s_k / f`, about `1e9`
+in float64 and `1e3` in float32 on a few hundred points) is larger than any ratio inside
+its spectrum, whatever its factors. A trained network's representation, with a few dominant
+directions and a tail decaying slowly below `search s_1` (dead units included), reads the
+dominant count: the tail below the window is not searched. A relative cut alone does
+neither: `s_i > 0.1 s_1` reads the exactly rank-3 spectrum `7.26, 0.42, 0.16, 0, ...` as
+rank 1, and `s_i > 1e-3 s_1` reads a trained tail as rank 20-30 of 32. Limits: an exact
+rank whose spectrum spans more than `1 / search` reads as the largest gap above `search
+s_1`; a random layer whose top value stands 3x above the rest reads rank 1.
 """
 
 from __future__ import annotations
