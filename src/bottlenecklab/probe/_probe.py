@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fnmatch
 import math
 import statistics
@@ -110,6 +111,8 @@ class BottleneckProbe:
         jacobian_points: the first rows of `X` used for Jacobians and the NTK trace.
         rank_rule: the rank rule (`measure.RANK_RULE`, see `RANK_RULE`).
         capture_method: `auto`, `fx` or `hooks`; progress: a bar (`None`: on a terminal).
+        output: which element of a `forward` returning a tuple/list (an index) or a dict (a
+            key) is the output (`None`: the first tensor); the summary says which.
     """
 
     def __init__(
@@ -131,16 +134,33 @@ class BottleneckProbe:
         rank_rule: measure.RankRule = measure.RANK_RULE,
         capture_method: str = "auto",
         progress: bool | None = None,
+        output: int | str | None = None,
     ) -> None:
         if conv not in ("flatten", "channel"):
             raise ProbeError(f"conv must be 'flatten' or 'channel', got {conv!r}")
         if cost not in ("mse", "cross_entropy"):
             raise ProbeError(f"cost must be 'mse' or 'cross_entropy', got {cost!r}")
+        if lam is not None and not (isinstance(lam, int | float) and math.isfinite(lam)):
+            raise ProbeError(f"lam must be a finite number >= 0, got {lam!r}")
+        if lam is not None and lam < 0:
+            raise ProbeError(f"lam must be >= 0 (a weight decay), got {lam!r}")
+        if not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "auto"):
+            raise ProbeError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise ProbeError("device cuda asked but no CUDA device is available")
+        if not isinstance(model, nn.Module):
+            raise ProbeError(f"model must be an nn.Module, got {type(model).__name__}")
         self.model, self.cost, self.lam, self.layers = model, cost, lam, layers
+        self.output = output
+        # Evaluated in eval mode on a copy (Dropout off, BatchNorm on running statistics):
+        # the user's model, in whatever mode, is never changed.
+        self.mode = (
+            "eval mode on a copy (the model was in train mode)"
+            if model.training
+            else "eval mode on a copy"
+        )
         self.conv, self.device, self.batch_size = conv, torch.device(device), batch_size
         self.max_rows, self.gamma0, self.top, self.rank_rule = max_rows, gamma0, top, rank_rule
         self.jacobian_points, self.capture_method, self.progress = (
@@ -223,11 +243,39 @@ class BottleneckProbe:
             self._analyze()
         return self._table
 
+    def _eval_copy(self, dtype: torch.dtype | None, device: torch.device | None) -> nn.Module:
+        """The model in eval mode, copied (to `dtype`/`device` when given), its output
+        selected when `forward` returns a tuple, list or dict (`_Selected`)."""
+        net = copy.deepcopy(self.model).eval()
+        if dtype is not None or device is not None:
+            net = net.to(device=device, dtype=dtype)
+        first = next(iter(net.parameters()), None)
+        x = next(self._batches())[:2].to(
+            device or (first.device if first is not None else torch.device("cpu")),
+            dtype or (first.dtype if first is not None else self.precision),
+        )
+        try:
+            with torch.no_grad():
+                out = net(x)
+        except Exception as e:  # the model cannot run on this data
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ProbeError(f"the model fails on X of shape {tuple(x.shape)}: {msg}") from None
+        if isinstance(out, torch.Tensor):
+            self.output_note = "forward returns a tensor"
+            self._check_targets(out, len(x))
+            return net
+        key, note = _pick_output(out, self.output)
+        self.output_note = note
+        self._check_targets(out[key], len(x))
+        return _Selected(net, key)
+
     def _analyze(self) -> None:
-        net = copy.deepcopy(self.model).to(device=self.device, dtype=torch.float64).eval()
+        net = self._eval_copy(torch.float64, self.device)
         for p in net.parameters():
             p.requires_grad_(False)
         cap = capture(net, self.capture_method)
+        if isinstance(net, _Selected):
+            _strip_prefix(cap, "inner.")
         accs: dict[str, measure.RepresentationAccumulator] = {}
         input_acc = measure.RepresentationAccumulator(self.max_rows)
         skipped: dict[str, str] = dict(cap.skipped)
@@ -299,6 +347,51 @@ class BottleneckProbe:
         }
         self._table, self._cap, self._net, self._k = table, cap, net, k
         self._skipped = [{"name": n, "reason": r} for n, r in skipped.items()]
+
+    def _loss_data(self) -> tuple[torch.Tensor, torch.Tensor] | str:
+        """`(X, Y)` for the regularized loss and the certificate, or why there is none. A
+        DataLoader's batches are gathered (`O(N)` memory: the certificate needs all
+        points): its `(x, y)` pairs, or its `x` with the `Y` given."""
+        if self.lam is None:
+            return "needs lam (and targets Y)"
+        if self.X is not None:
+            return (self.X, self.Y) if self.Y is not None else "needs targets Y"
+        xs, ys = [], []
+        for b in self.loader:
+            pair = isinstance(b, list | tuple) and len(b) >= 2
+            xs.append(_as_tensor(b[0] if isinstance(b, list | tuple) else b, "a batch of X"))
+            if pair:
+                ys.append(_as_tensor(b[1], "a batch of Y"))
+        X = torch.cat(xs)
+        if self.Y is not None:
+            Y = self.Y
+        elif ys and len(ys) == len(xs):
+            Y = torch.cat(ys)
+        else:
+            return "needs targets Y: the DataLoader yields no (x, y) pairs and Y is not given"
+        if len(Y) != len(X):
+            return f"the DataLoader gives {len(X)} samples but Y has {len(Y)}"
+        self._check_targets(self._eval_copy(None, None)(X[:2].to(self._dtype())), 2, Y)
+        return X, Y
+
+    def _dtype(self) -> torch.dtype:
+        first = next(iter(self.model.parameters()), None)
+        return first.dtype if first is not None else self.precision
+
+    def _check_targets(
+        self, out: torch.Tensor | None, b: int, Y: torch.Tensor | None = None
+    ) -> None:
+        """`Y` `[N, d]` must have the output's `d` columns (class labels `[N]` with
+        `cross_entropy`)."""
+        Y = self.Y if Y is None else Y
+        if Y is None or out is None:
+            return
+        d_out = out.reshape(b, -1).shape[1]
+        if Y.dim() == 1 and self.cost == "cross_entropy":
+            return
+        d_y = Y.reshape(len(Y), -1).shape[1]
+        if d_y != d_out:
+            raise ProbeError(f"Y has {d_y} columns but the model's output has {d_out}")
 
     def _bar(self):
         show = self.progress if self.progress is not None else sys.stderr.isatty()
@@ -429,6 +522,8 @@ class BottleneckProbe:
             "ntk_trace_mean": ntk,
             "ntk_trace_undefined": ntk_reason,
             "skipped": self._skipped,
+            "mode": self.mode,
+            "output_read": self.output_note,
         }
         ends = [r for r in (r_in, r_out) if r is not None]
         at = ", ".join(s["bottleneck_layers"])
@@ -450,12 +545,17 @@ class BottleneckProbe:
             verdict = f"no bottleneck: the smallest hidden rank {k} is the full width"
         s["verdicts"] = {"bottleneck": verdict}
         s["loss"] = None
-        if self.Y is not None and self.lam is not None and self.X is not None:
-            s["loss"] = measure.regularized_loss(self.model, self.X, self.Y, self.lam, self.cost)
-        # The convergence certificate (spec `convergence.md`) when the loss is known.
         s["certificate"] = None
-        if self.Y is not None and self.lam is not None and self.X is not None:
-            cert = measure.certify(self.model, (self.X, self.Y), self.lam, cost=self.cost)
+        s["loss_undefined"] = None
+        data = self._loss_data()
+        if isinstance(data, str):
+            s["loss_undefined"] = data
+        else:
+            X, Y = data
+            model = self._eval_copy(None, None)  # in the model's own dtype, eval mode
+            s["loss"] = measure.regularized_loss(model, X, Y, self.lam, self.cost)
+            # The convergence certificate (spec `convergence.md`).
+            cert = measure.certify(model, (X, Y), self.lam, cost=self.cost)
             s["certificate"] = {
                 **cert.scalars(prefix=""),
                 "kinks_per_layer": list(cert.kinks),
@@ -465,7 +565,10 @@ class BottleneckProbe:
             }
             s["verdicts"]["converged"] = (
                 f"{'converged' if cert.converged else 'not converged'}: nonsmooth "
-                f"stationarity {cert.stationarity:.3g} (threshold {cert.threshold:g})"
+                f"stationarity {cert.stationarity:.3g} "
+                f"{'<=' if cert.converged else '>'} threshold {cert.threshold:g} "
+                f"(the network is {'' if cert.converged else 'not '}at a critical point of "
+                f"its regularized loss; evaluated in {self.mode})"
             )
         self._summary = s
         return s
@@ -486,6 +589,55 @@ class BottleneckProbe:
         from bottlenecklab.report._probe import probe_report
 
         return probe_report(self.analyze(), self.summary(), Path(out_dir))
+
+
+class _Selected(nn.Module):
+    """A model whose `forward` returns a tuple, list or dict, reduced to one tensor."""
+
+    def __init__(self, inner: nn.Module, key: int | str) -> None:
+        super().__init__()
+        self.inner, self.key = inner, key
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x)[self.key]
+
+
+def _pick_output(out: Any, wanted: int | str | None) -> tuple[int | str, str]:
+    """The key of the output tensor in a tuple/list/dict `out`, and a note saying which."""
+    if isinstance(out, dict):
+        keys = list(out)
+        kind = f"a dict with keys {keys}"
+    elif isinstance(out, list | tuple):
+        keys = list(range(len(out)))
+        kind = f"a {type(out).__name__} of {len(out)}"
+    else:
+        raise ProbeError(f"forward returns a {type(out).__name__}, not a tensor")
+    if wanted is not None:
+        if wanted not in keys or not isinstance(out[wanted], torch.Tensor):
+            raise ProbeError(f"output {wanted!r} is not a tensor of the model's output ({kind})")
+        return wanted, f"forward returns {kind}: analysed {wanted!r} (asked)"
+    for k in keys:
+        if isinstance(out[k], torch.Tensor):
+            return k, f"forward returns {kind}: analysed {k!r}, its first tensor"
+    raise ProbeError(f"forward returns {kind} with no tensor in it")
+
+
+def _strip_prefix(cap: Capture, prefix: str) -> None:
+    """Layer names without the `_Selected` wrapper's attribute."""
+    for layer in cap.layers:
+        layer.name = layer.name.removeprefix(prefix)
+        if layer.weight is not None:
+            layer.weight = dataclasses.replace(
+                layer.weight, name=layer.weight.name.removeprefix(prefix)
+            )
+    cap.skipped = [(n.removeprefix(prefix), r) for n, r in cap.skipped]
+    run = cap.run
+
+    def renamed(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        out, values = run(x)
+        return out, {k.removeprefix(prefix): v for k, v in values.items()}
+
+    cap.run = renamed
 
 
 def _autograd_jacobians(f: Any, X: torch.Tensor) -> torch.Tensor:
