@@ -326,10 +326,10 @@ class BottleneckProbe:
         for layer in layers:
             rows.append(self._layer_row(layer, accs[layer.name]))
         table = pd.DataFrame(rows)
-        for col in ("top_sv", "W_top_sv", "weight", "N", "M", "undefined"):
+        for col in ("top_sv", "top_sv_centered", "W_top_sv", "weight", "N", "M", "undefined"):
             if col not in table.columns:
                 table[col] = None
-        for col in ("top_sv", "W_top_sv"):  # parquet: one list type per column
+        for col in ("top_sv", "top_sv_centered", "W_top_sv"):  # parquet: one list type per column
             table[col] = [v if isinstance(v, list) else [] for v in table[col]]
         table.insert(0, "layer_id", range(len(table)))
         hidden = table["kind"].isin(["activation", "block", "representation"])
