@@ -101,3 +101,42 @@ def test_dataloader_gives_loss_and_certificate_or_says_why():
     s = BottleneckProbe(_mlp(), inputs, lam=1e-3).summary()
     assert s["loss"] is None and s["certificate"] is None
     assert "DataLoader yields no (x, y) pairs" in s["loss_undefined"]
+
+
+def _exported(dynamic: bool) -> nn.Module:
+    net = _mlp().float()
+    shapes = {"input": {0: torch.export.Dim.DYNAMIC}} if dynamic else None
+    program = torch.export.export(net, (torch.randn(4, 4),), dynamic_shapes=shapes)
+    return program.module()
+
+
+def test_exported_model_keeps_its_output_and_weights():
+    """Issue 34: a .pt2 model lost its output row and listed every Linear as skipped."""
+    X32, Y32 = X.float(), Y.float()
+    probe = BottleneckProbe(_exported(dynamic=True), X32, Y32, 1e-3)
+    table, s = probe.analyze(), probe.summary()
+    ref = BottleneckProbe(_mlp().float(), X32, Y32, 1e-3)
+    assert table["kind"].iloc[-1] == "output" and s["output_rank"] == 3
+    assert s["skipped"] == [] and table["W_rank"].notna().sum() == 3
+    cols = ["rank_centered", "W_rank", "W_spikes"]
+    assert table[cols].fillna(-1).values.tolist() == ref.analyze()[cols].fillna(-1).values.tolist()
+
+
+def test_fixed_batch_export_is_run_in_batches_of_its_size():
+    """Issue 34: an export with a fixed batch of 4 failed with `Guard failed`."""
+    X32, Y32 = X[:58].float(), Y[:58].float()  # 58 = 14 x 4 + 2: the last batch is padded
+    fixed = BottleneckProbe(_exported(dynamic=False), X32, Y32, 1e-3)
+    dynamic = BottleneckProbe(_exported(dynamic=True), X32, Y32, 1e-3)
+    cols = ["n_samples", "rank_centered", "stable_rank_centered"]
+    a, b = fixed.analyze()[cols], dynamic.analyze()[cols]
+    assert a["n_samples"].tolist() == b["n_samples"].tolist() == [58] * len(a)
+    assert a["rank_centered"].tolist() == b["rank_centered"].tolist()
+    torch.testing.assert_close(
+        torch.tensor(a["stable_rank_centered"].to_numpy()),
+        torch.tensor(b["stable_rank_centered"].to_numpy()),
+    )
+    s = fixed.summary()
+    assert "fixed batch of 4" in s["output_read"]
+    f32 = 64 * torch.finfo(torch.float32).eps  # chunked vs whole-batch float32 sums
+    assert s["loss"]["cost"] == pytest.approx(dynamic.summary()["loss"]["cost"], rel=f32)
+    assert s["jacobian_rank"] == dynamic.summary()["jacobian_rank"]

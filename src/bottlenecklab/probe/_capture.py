@@ -213,6 +213,9 @@ def _fx_capture(model: nn.Module) -> Capture:
         layer.weight = _nearest_weight(node, weights)
     out_node = next(n for n in graph.nodes if n.op == "output")
     original = out_node.args[0]
+    if isinstance(original, tuple | list) and original and isinstance(original[0], torch.fx.Node):
+        # an exported program's flat outputs (positional codegen): the first is the output
+        original = original[0]
     if isinstance(original, torch.fx.Node):
         out_layer = Layer("output", "output", "output", True, _nearest_weight(out_node, weights))
     with graph.inserting_before(out_node):
@@ -231,7 +234,11 @@ def _fx_capture(model: nn.Module) -> Capture:
     layers = [layer for _, layer in picked]
     if isinstance(original, torch.fx.Node):
         layers.append(out_layer)
-    cap = Capture(layers, run, "fx", _unsupported_params(model))
+    # modules whose weights the graph reads directly (an exported program's Linear calls
+    # become aten.linear on their parameters): analysed, not skipped
+    read = {ref.name for ref in weights.values()}
+    skipped = [(n, r) for n, r in _unsupported_params(model) if n not in read]
+    cap = Capture(layers, run, "fx", skipped)
     cap.chain = sequential_chain(model)
     return cap
 

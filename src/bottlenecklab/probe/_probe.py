@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import fnmatch
 import math
+import re
 import statistics
 import sys
 from collections.abc import Iterator, Sequence
@@ -180,6 +181,7 @@ class BottleneckProbe:
         self.Y = None if Y is None else _as_tensor(Y, "Y")
         if self.Y is not None and self.X is not None and len(self.Y) != len(self.X):
             raise ProbeError(f"X has {len(self.X)} samples but Y has {len(self.Y)}")
+        self.fixed_batch: int | None = None  # a torch.export archive's fixed batch size
         self._table: pd.DataFrame | None = None
         self._summary: dict[str, Any] | None = None
 
@@ -259,13 +261,27 @@ class BottleneckProbe:
                 out = net(x)
         except Exception as e:  # the model cannot run on this data
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise ProbeError(f"the model fails on X of shape {tuple(x.shape)}: {msg}") from None
+            fixed = re.search(r"Guard failed: \S*size\(\)\[0\] == (\d+)", msg)
+            if fixed is None:
+                raise ProbeError(f"the model fails on X of shape {tuple(x.shape)}: {msg}") from None
+            # a torch.export archive with a fixed batch size: analysed in batches of it
+            self.fixed_batch = self.batch_size = int(fixed.group(1))
+            x = _pad(x, self.fixed_batch)
+            with torch.no_grad():
+                out = net(x)
+            x = x[: self.fixed_batch]
+        batch_note = (
+            f"; exported with a fixed batch of {self.fixed_batch}: run in batches of "
+            f"{self.fixed_batch}, the last padded with copies of its first row"
+            if self.fixed_batch is not None
+            else ""
+        )
         if isinstance(out, torch.Tensor):
-            self.output_note = "forward returns a tensor"
+            self.output_note = "forward returns a tensor" + batch_note
             self._check_targets(out, len(x))
             return net
         key, note = _pick_output(out, self.output)
-        self.output_note = note
+        self.output_note = note + batch_note
         self._check_targets(out[key], len(x))
         return _Selected(net, key)
 
@@ -286,7 +302,14 @@ class BottleneckProbe:
                 x = x.to(self.device, torch.float64)
                 b = len(x)
                 try:
-                    _, values = cap.run(x)
+                    if self.fixed_batch is not None and b < self.fixed_batch:
+                        _, values = cap.run(_pad(x, self.fixed_batch))
+                        values = {
+                            k: v[:b] if isinstance(v, torch.Tensor) else v
+                            for k, v in values.items()
+                        }
+                    else:
+                        _, values = cap.run(x)
                 except Exception as e:  # the model cannot run on this data
                     msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                     raise ProbeError(
@@ -345,6 +368,8 @@ class BottleneckProbe:
             "columns": COLUMNS,
             "capture": cap.method,
         }
+        if self.fixed_batch is not None:
+            net = _FixedBatch(net, self.fixed_batch)
         self._table, self._cap, self._net, self._k = table, cap, net, k
         self._skipped = [{"name": n, "reason": r} for n, r in skipped.items()]
 
@@ -553,6 +578,8 @@ class BottleneckProbe:
         else:
             X, Y = data
             model = self._eval_copy(None, None)  # in the model's own dtype, eval mode
+            if self.fixed_batch is not None:
+                model = _FixedBatch(model, self.fixed_batch)
             s["loss"] = measure.regularized_loss(model, X, Y, self.lam, self.cost)
             # The convergence certificate (spec `convergence.md`).
             cert = measure.certify(model, (X, Y), self.lam, cost=self.cost)
@@ -589,6 +616,29 @@ class BottleneckProbe:
         from bottlenecklab.report._probe import probe_report
 
         return probe_report(self.analyze(), self.summary(), Path(out_dir))
+
+
+def _pad(x: torch.Tensor, b: int) -> torch.Tensor:
+    """`x` `[n, ...]`, `n <= b`, padded to `b` rows with copies of its first row."""
+    if len(x) >= b:
+        return x
+    return torch.cat([x, x[:1].expand(b - len(x), *x.shape[1:])])
+
+
+class _FixedBatch(nn.Module):
+    """A model that runs only on batches of `b` rows, run on any batch: chunks of `b`, the
+    last padded (its padding's outputs dropped; samples are independent in eval mode)."""
+
+    def __init__(self, inner: nn.Module, b: int) -> None:
+        super().__init__()
+        self.inner, self.b = inner, b
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = []
+        for i in range(0, len(x), self.b):
+            chunk = x[i : i + self.b]
+            outs.append(self.inner(_pad(chunk, self.b))[: len(chunk)])
+        return torch.cat(outs)
 
 
 class _Selected(nn.Module):
