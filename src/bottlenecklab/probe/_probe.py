@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from bottlenecklab import measure, theory
-from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture
+from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture, is_transformer
 
 __all__ = ["COLUMNS", "RANK_RULE", "BottleneckProbe", "ProbeError"]
 
@@ -38,9 +38,11 @@ RANK_RULE = (
 COLUMNS = {
     "layer_id": "position in depth (0 = input)",
     "name": "module path of the layer (fx/hooks) or its position (our models' adapters)",
-    "kind": "input | activation | block (residual join) | representation | output",
+    "kind": "input | activation | block (residual join) | attention (an attention module's "
+    "output) | representation | output",
     "op": "the module or function whose output is captured",
-    "read_as": "flatten (a sample's feature map is one row) or channel (one row per position)",
+    "read_as": "flatten (a sample's feature map is one row), channel (one row per position) "
+    "or tokens (a transformer's every token of every sample is a row)",
     "n_samples": "rows of the representation (samples, or samples x positions)",
     "width": "features per row",
     "rank": "rank of the representation A (the rank rule, see rank_rule)",
@@ -114,6 +116,9 @@ class BottleneckProbe:
         capture_method: `auto`, `fx` or `hooks`; progress: a bar (`None`: on a terminal).
         output: which element of a `forward` returning a tuple/list (an index) or a dict (a
             key) is the output (`None`: the first tensor); the summary says which.
+        tokens: in a transformer (a model with `nn.MultiheadAttention`), `samples` reads
+            every token of every input as a row (`[b T, d]`; the input too, when `X` is
+            `[N, T, d]`), `flatten` a sample's `[T, d]` as one row.
     """
 
     def __init__(
@@ -136,9 +141,13 @@ class BottleneckProbe:
         capture_method: str = "auto",
         progress: bool | None = None,
         output: int | str | None = None,
+        tokens: str = "samples",
     ) -> None:
         if conv not in ("flatten", "channel"):
             raise ProbeError(f"conv must be 'flatten' or 'channel', got {conv!r}")
+        if tokens not in ("samples", "flatten"):
+            raise ProbeError(f"tokens must be 'samples' or 'flatten', got {tokens!r}")
+        self.tokens = tokens
         if cost not in ("mse", "cross_entropy"):
             raise ProbeError(f"cost must be 'mse' or 'cross_entropy', got {cost!r}")
         if lam is not None and not (isinstance(lam, int | float) and math.isfinite(lam)):
@@ -226,8 +235,12 @@ class BottleneckProbe:
         globs = [sel] if isinstance(sel, str) else list(sel)
         return any(fnmatch.fnmatchcase(layer.name, g) for g in globs)
 
-    def _rows(self, t: torch.Tensor, b: int) -> torch.Tensor | str:
-        """A captured tensor `[b, ...]` as rows, or the reason it cannot be read."""
+    def _rows(self, t: torch.Tensor, b: int, tokens: bool = False) -> torch.Tensor | str:
+        """A captured tensor `[b, ...]` as rows, or the reason it cannot be read; a
+        transformer's `[b, T, d]` (or `[T, b, d]`) with `tokens`: its `b T` token rows."""
+        if tokens and self.tokens == "samples" and isinstance(t, torch.Tensor):
+            if t.dim() == 3 and b in t.shape[:2] and t.is_floating_point():
+                return t.reshape(-1, t.shape[-1])
         if not isinstance(t, torch.Tensor) or t.dim() < 1 or t.shape[0] != b:
             shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
             return f"output {shape} is not a [batch, ...] tensor of the {b} inputs"
@@ -290,6 +303,7 @@ class BottleneckProbe:
         for p in net.parameters():
             p.requires_grad_(False)
         cap = capture(net, self.capture_method)
+        self._transformer = is_transformer(net)
         if isinstance(net, _Selected):
             _strip_prefix(cap, "inner.")
         accs: dict[str, measure.RepresentationAccumulator] = {}
@@ -315,11 +329,13 @@ class BottleneckProbe:
                     raise ProbeError(
                         f"the model fails on X of shape {tuple(x.shape)}: {msg}"
                     ) from None
-                input_acc.update(x.reshape(b, -1))
+                token_input = self.tokens == "samples" and x.dim() == 3 and self._transformer
+                self._input_read = "tokens" if token_input else "flatten"
+                input_acc.update(x.reshape(-1, x.shape[-1]) if token_input else x.reshape(b, -1))
                 for layer in cap.layers:
                     if not self._selected(layer) or layer.name in skipped:
                         continue
-                    rows = self._rows(values.get(layer.name), b)
+                    rows = self._rows(values.get(layer.name), b, layer.tokens)
                     if isinstance(rows, str):
                         skipped[layer.name] = rows
                         accs.pop(layer.name, None)
@@ -355,7 +371,7 @@ class BottleneckProbe:
         for col in ("top_sv", "top_sv_centered", "W_top_sv"):  # parquet: one list type per column
             table[col] = [v if isinstance(v, list) else [] for v in table[col]]
         table.insert(0, "layer_id", range(len(table)))
-        hidden = table["kind"].isin(["activation", "block", "representation"])
+        hidden = self._hidden(table)
         k = int(table.loc[hidden, "rank_centered"].min()) if hidden.any() else None
         table["bottleneck"] = hidden & (table["rank_centered"] == k)
         table["W_dk_sq"] = [self._dk(layer, k) for layer in [None] + layers]
@@ -403,6 +419,17 @@ class BottleneckProbe:
         first = next(iter(self.model.parameters()), None)
         return first.dtype if first is not None else self.precision
 
+    def _hidden(self, table: pd.DataFrame) -> pd.Series:
+        """The layers the bottleneck is sought among: the hidden layers; in a transformer
+        the residual stream after each block (`over` says so)."""
+        if self._transformer and (table["kind"] == "block").any():
+            self._over = "the residual stream after each block" + (
+                ", tokens as samples" if self.tokens == "samples" else ""
+            )
+            return table["kind"] == "block"
+        self._over = "the hidden layers"
+        return table["kind"].isin(["activation", "block", "representation"])
+
     def _check_targets(
         self, out: torch.Tensor | None, b: int, Y: torch.Tensor | None = None
     ) -> None:
@@ -427,7 +454,7 @@ class BottleneckProbe:
         return tqdm(total=self._n_batches(), desc="probe", unit="batch", leave=False)
 
     def _input_row(self, acc: measure.RepresentationAccumulator) -> dict[str, Any]:
-        row = {"name": "input", "kind": "input", "op": "", "read_as": "flatten"}
+        row = {"name": "input", "kind": "input", "op": "", "read_as": self._input_read}
         return {
             **row,
             **acc.quantities(
@@ -451,7 +478,7 @@ class BottleneckProbe:
             "name": layer.name,
             "kind": layer.kind,
             "op": layer.op,
-            "read_as": self.conv,
+            "read_as": "tokens" if layer.tokens and self.tokens == "samples" else self.conv,
             **q,
             "weight": layer.weight.name if layer.weight is not None else None,
         }
@@ -525,7 +552,7 @@ class BottleneckProbe:
         if self._summary is not None:
             return self._summary
         table = self.analyze()
-        hidden = table[table["kind"].isin(["activation", "block", "representation"])]
+        hidden = table[self._hidden(table)]
         k = self._k
         out_rows = table[table["kind"] == "output"]
         r_in = int(table.loc[0, "rank_centered"])
@@ -539,6 +566,7 @@ class BottleneckProbe:
             "layers_analysed": int(len(hidden)),
             "bottleneck_rank": k,
             "bottleneck_layers": hidden.loc[hidden["bottleneck"], "name"].tolist(),
+            "bottleneck_over": self._over,
             "rank_rule": RANK_RULE,
             "precision": str(self.precision).removeprefix("torch."),
             "input_rank": r_in,
@@ -568,6 +596,8 @@ class BottleneckProbe:
             )
         else:
             verdict = f"no bottleneck: the smallest hidden rank {k} is the full width"
+        if self._transformer:
+            verdict += f" (computed over {self._over})"
         s["verdicts"] = {"bottleneck": verdict}
         s["loss"] = None
         s["certificate"] = None
