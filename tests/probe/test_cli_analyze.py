@@ -28,6 +28,17 @@ FACTORY = textwrap.dedent(
 
     def make_linear():
         return nn.Sequential(nn.Linear(5, 3))
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = make_mlp()
+
+        def forward(self, x):
+            return {"features": x, "logits": self.net(x)}
+
+    def make_pair():
+        return Pair()
     """
 )
 
@@ -82,6 +93,18 @@ def test_outputs_have_normal_permissions(user, capsys):
     os.umask(mask)
     for name in ("summary.json", "layers.parquet", "report.html"):
         assert (user / "out" / name).stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_dict_output_named_on_the_command_line(user, capsys):
+    net_state = torch.load(user / "w.pt", weights_only=True)
+    torch.save({f"net.{k}": v for k, v in net_state.items()}, user / "wp.pt")
+    argv = ["user_nets:make_pair", "d.npz", "--weights", "wp.pt", "--out", "out"]
+    rc, err = _run(capsys, *argv, "--output", "logits")
+    assert rc == 0, err
+    summary = json.loads((user / "out" / "summary.json").read_text())
+    assert summary["output_rank"] == 3 and "'logits' (asked)" in summary["output_read"]
+    rc, err = _run(capsys, *argv[:-1], "out2", "--output", "nope")
+    assert rc == 2 and "not a tensor of the model's output" in err and err.count("\n") == 1
 
 
 BAD = [
