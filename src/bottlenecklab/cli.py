@@ -102,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--lam", type=float, help="weight decay lambda (with Y: the regularized loss)")
     an.add_argument("--out", type=Path, help="output folder (default runs/analyze/<timestamp>)")
     an.add_argument("--device", default="cpu", help="cpu | cuda | auto (default cpu)")
+    an.add_argument(
+        "--output",
+        metavar="KEY",
+        help="the output of a forward returning a tuple (an index) or a dict (a key); "
+        "default: its first tensor",
+    )
     an.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -441,6 +447,11 @@ def _report(args) -> int:
     return 0
 
 
+def _output_key(key: str | None) -> int | str | None:
+    """`--output`: an index when it is a whole number, else a dict key."""
+    return int(key) if key is not None and key.lstrip("-").isdigit() else key
+
+
 def _analyze(args) -> int:
     """`bottlenecklab analyze`: the probe's table, summary, figures and report into --out;
     any bad input is one line and exit 2, before anything is written."""
@@ -468,6 +479,7 @@ def _analyze(args) -> int:
                 layers=args.layers,
                 device=args.device,
                 progress=False if args.quiet else None,
+                output=_output_key(args.output),
             )
             summary = probe.summary()  # everything is computed before anything is written
         except (ProbeError, CaptureError) as e:

@@ -56,6 +56,15 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once, at import (os.umask sets it while reading it)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, mode: str = "w", **open_kw: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside `path` for writing; on success it replaces `path`.
@@ -72,6 +81,7 @@ def atomic_writer(path: str | Path, mode: str = "w", **open_kw: Any) -> Iterator
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 -> what open() would give
         with os.fdopen(fd, mode, **open_kw) as f:
             yield f
             f.flush()

@@ -4,6 +4,8 @@ line on stderr, exit status 2, nothing written."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 import textwrap
 
 import numpy as np
@@ -26,6 +28,17 @@ FACTORY = textwrap.dedent(
 
     def make_linear():
         return nn.Sequential(nn.Linear(5, 3))
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = make_mlp()
+
+        def forward(self, x):
+            return {"features": x, "logits": self.net(x)}
+
+    def make_pair():
+        return Pair()
     """
 )
 
@@ -72,6 +85,28 @@ def test_analyze_writes_table_summary_figures_report(user, capsys, model):
     assert (out / "report.html").is_file() and len(list((out / "figures").glob("*.png"))) == 4
 
 
+def test_outputs_have_normal_permissions(user, capsys):
+    """Written as `open()` would (0666 less the umask), not `mkstemp`'s 0600."""
+    rc, err = _run(capsys, "m.pt2", "d.npz", "--out", "out")
+    assert rc == 0, err
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for name in ("summary.json", "layers.parquet", "report.html"):
+        assert (user / "out" / name).stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_dict_output_named_on_the_command_line(user, capsys):
+    net_state = torch.load(user / "w.pt", weights_only=True)
+    torch.save({f"net.{k}": v for k, v in net_state.items()}, user / "wp.pt")
+    argv = ["user_nets:make_pair", "d.npz", "--weights", "wp.pt", "--out", "out"]
+    rc, err = _run(capsys, *argv, "--output", "logits")
+    assert rc == 0, err
+    summary = json.loads((user / "out" / "summary.json").read_text())
+    assert summary["output_rank"] == 3 and "'logits' (asked)" in summary["output_read"]
+    rc, err = _run(capsys, *argv[:-1], "out2", "--output", "nope")
+    assert rc == 2 and "not a tensor of the model's output" in err and err.count("\n") == 1
+
+
 BAD = [
     (["missing.pt2", "d.npz"], "not a readable file"),
     (["junk.pt2", "d.npz"], "not a torch.export archive"),
@@ -86,11 +121,16 @@ BAD = [
     (["m.pt2", "d.npz", "--layers", "nothing*"], "matches none"),
     (["m.pt2", "x.npy", "--lam", "0.1"], "--lam needs targets"),
     (["m.pt2", "d.npz", "--device", "cuda:9" if torch.cuda.is_available() else "cuda"], "cuda"),
+    (["m.pt2", "d.npz", "--lam", "nan"], "lam must be a finite number"),
+    (["m.pt2", "d.npz", "--lam", "-1"], "lam must be >= 0"),
+    (["m.pt2", "d.npz", "--device", "tpu"], "device must be cpu, cuda"),
+    (["m.pt2", "wrongy.npz", "--lam", "0.1"], "Y has 4 columns but the model's output has 3"),
+    (["user_nets:make_mlp", "d.npz", "--weights", "w.safetensors"], "optional dependency"),
 ]
 
 
 @pytest.mark.parametrize("argv,message", BAD, ids=[m for _, m in BAD])
-def test_bad_input_is_one_line_exit_2_nothing_written(user, capsys, argv, message):
+def test_bad_input_is_one_line_exit_2_nothing_written(user, capsys, monkeypatch, argv, message):
     (user / "junk.pt2").write_bytes(b"not a zip")
     (user / "junk.pt").write_bytes(b"\x80\x04garbage")
     (user / "d.txt").write_text("1,2\n")
@@ -99,6 +139,10 @@ def test_bad_input_is_one_line_exit_2_nothing_written(user, capsys, argv, messag
     np.savez(user / "nan.npz", X=X)
     np.save(user / "wide.npy", np.ones((6, 7)))
     np.save(user / "x.npy", np.ones((6, 5)))
+    np.savez(user / "wrongy.npz", X=np.ones((6, 5)), Y=np.ones((6, 4)))
+    (user / "w.safetensors").write_bytes(b"{}")
+    monkeypatch.setitem(sys.modules, "safetensors", None)  # not installed: one line
+    monkeypatch.setitem(sys.modules, "safetensors.torch", None)
     rc, err = _run(capsys, *argv, "--out", "out")
     assert rc == 2 and err.startswith("error:") and err.strip().count("\n") == 0, err
     assert message in err

@@ -75,7 +75,8 @@ def test_fcnn_adapter(slope, beta):
     probe = BottleneckProbe(net, X, jacobian_points=20)
     table = probe.analyze()
     rows = table[table["kind"] != "input"]
-    assert rows["W_rank"].tolist() == measure.layer_ranks(net)
+    assert rows["W_rank_fig1"].tolist() == measure.layer_ranks(net)
+    assert rows["W_rank"].tolist() == [np.linalg.matrix_rank(W.detach()) for W in net.weights]
     spectra = measure.weight_spectra(net)
     for l, sv in enumerate(rows["W_top_sv"], start=1):
         want = [r["value"] for r in spectra if r["layer"] == l][: len(sv)]
@@ -88,7 +89,7 @@ def test_fcnn_adapter(slope, beta):
     _close(ntk_trace(seq, X), measure.ntk_trace(ref, X), rtol=1e3 * EPS)
     generic = BottleneckProbe(seq, X).analyze()
     adapted = BottleneckProbe(ref, X).analyze()
-    for col in ("rank", "stable_rank", "coi_gamma", "W_rank", "balance_residual"):
+    for col in ("rank", "stable_rank", "coi_gamma", "W_rank", "W_rank_fig1", "balance_residual"):
         _close(generic[col].fillna(0), adapted[col].fillna(0), rtol=1e3 * EPS)
 
 

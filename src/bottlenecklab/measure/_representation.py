@@ -7,9 +7,10 @@ The layer-level core that the model-specific tables (`leaky_resnet_layers`, `lay
 
 Large `N`: `RepresentationAccumulator` streams the batches of `A`. Up to `max_rows` rows it
 keeps them (every quantity is then the exact one of the rows, as the model tables compute
-it); beyond, it keeps only the second moments of `T = [A, relu(A), 1]` (`[A, 1]` while `A`
-has no negative entry, where `relu(A) = A`), `O(w^2)` memory, from which the spectra, the
-centred spectra and the relaxed cost of identity (`gamma > 0`, Woodbury form) follow. The
+it); beyond, it keeps only the mean and the centred second moments of `T = [A, relu(A)]`
+(`[A]` while `A` has no negative entry, where `relu(A) = A`), merged pairwise (Chan et
+al.), `O(w^2)` memory, from which the spectra, the centred spectra and the relaxed cost of
+identity (`gamma > 0`, Woodbury form) follow. The
 `gamma = 0` cost of identity needs a pseudo-inverse, which second moments determine only to
 `sqrt(eps)`: it is reported `nan` in that mode (the reason is in `REASONS`).
 """
@@ -23,24 +24,24 @@ import numpy as np
 import torch
 
 from bottlenecklab import theory
-from bottlenecklab.measure._jacobian import RANK_REL
-from bottlenecklab.measure._symmetry import largest_gap
+from bottlenecklab.measure._rank_rule import GAP, RANK_RULE, RankRule
 
 __all__ = [
     "GAMMA0",
     "GAP",
     "MAX_ROWS",
     "REASONS",
+    "TW_MARGIN",
     "RepresentationAccumulator",
     "balance_residuals",
     "coi_columns",
+    "mp_spikes",
     "ntk_trace_terms",
     "representation_quantities",
     "weight_quantities",
 ]
 
 GAMMA0 = 1e-3  # relative ridge gamma = gamma0 ||K||_op (spec leaky-resnets.md, Decision)
-GAP = 3.0  # singular values "stand out" above a gap s_i / s_{i+1} >= 3 (spec leaky-resnets.md)
 MAX_ROWS = 2048  # rows kept exactly per layer before switching to second moments
 
 REASONS = {
@@ -68,32 +69,56 @@ def coi_columns(A: torch.Tensor, svd: theory.KernelSVD) -> dict[str, float]:
 
 
 def _spectral_columns(
-    s: torch.Tensor, s_c: torch.Tensor, top: int, rank_rel: float
+    s: torch.Tensor,
+    s_c: torch.Tensor,
+    top: int,
+    rule: RankRule,
+    shape: tuple[int, int],
+    precision: torch.dtype,
+    moments: bool,
 ) -> dict[str, Any]:
-    """Rank, stable rank and top singular values of `A` (`s`) and of centred `A` (`s_c`)."""
+    """Rank (`rule`), stable rank and top singular values of `A` (`s`) and of centred `A`
+    (`s_c`), with the rule's inputs for the centred one: its gap, its floor (relative to
+    `s_1`), the numerical rank above the floor and the ranks at the relative cuts
+    `RANK_RELS`."""
+    read, read_c = (rule.read(v, shape, precision, moments) for v in (s, s_c))
     return {
-        "rank": theory.numerical_rank(None, rank_rel, singular_values=s),
+        "rank": read.rank,
         "stable_rank": float(theory.stable_rank(None, singular_values=s)),
-        "rank_centered": theory.numerical_rank(None, rank_rel, singular_values=s_c),
+        "rank_centered": read_c.rank,
         "stable_rank_centered": float(theory.stable_rank(None, singular_values=s_c)),
+        "rank_gap": read_c.gap,
+        "rank_floor": read_c.floor,
+        "rank_numerical": read_c.numerical,
+        **{f"rank_at_{rel:.0e}".replace("e-0", "e-"): n for rel, n in read_c.at_rel.items()},
         "top_sv": [float(v) for v in s[:top]],
+        "top_sv_centered": [float(v) for v in s_c[:top]],
     }
 
 
 def representation_quantities(
-    A: torch.Tensor, *, gamma0: float = GAMMA0, top: int = 10, rank_rel: float = RANK_REL
+    A: torch.Tensor,
+    *,
+    gamma0: float = GAMMA0,
+    top: int = 10,
+    rule: RankRule = RANK_RULE,
+    precision: torch.dtype = torch.float64,
 ) -> dict[str, Any]:
     """Spectral quantities and costs of identity of one representation, from its rows.
 
     Args:
         A: `[N, w]` float64.
         gamma0: relative ridge of `coi_gamma` (`gamma = gamma0 ||K||_op`, `K = S S^T`).
-        top: singular values kept in `top_sv`; rank_rel: the rank's relative cut-off.
+        top: singular values kept in `top_sv`; rule: the rank rule (`RankRule`);
+        precision: the dtype `A` was computed in (the rule's noise floor).
     Returns:
-        `n_samples`, `width`, `rank` (`s_i > rank_rel s_1`), `stable_rank` (`||A||_*^2 /
-        ||A||_F^2`, paper 000 Prop 1), the same of the centred `A` (`rank_centered`,
-        `stable_rank_centered`), `top_sv`; `coi_columns`; `coi_gamma`, `coi_gamma_nobias`
-        (the relaxed costs `||A||^2_{K + gamma I}`, paper 000 Thm 4), `gamma`.
+        `n_samples`, `width`, `rank` (`rule`), `stable_rank` (`||A||_*^2 / ||A||_F^2`,
+        paper 000 Prop 1), the same of the centred `A` (`rank_centered`,
+        `stable_rank_centered`), the rule's inputs for the centred `A` (`rank_gap`,
+        `rank_floor` (relative to `s_1`), `rank_numerical`, `rank_at_1e-1`,
+        `rank_at_1e-2`, `rank_at_1e-3`), `top_sv`, `top_sv_centered`; `coi_columns`;
+        `coi_gamma`, `coi_gamma_nobias` (the relaxed costs `||A||^2_{K + gamma I}`, paper
+        000 Thm 4), `gamma`.
     """
     N, w = A.shape
     s = torch.linalg.svdvals(A)
@@ -106,7 +131,7 @@ def representation_quantities(
     out = {
         "n_samples": N,
         "width": w,
-        **_spectral_columns(s, s_c, top, rank_rel),
+        **_spectral_columns(s, s_c, top, rule, (N, w), precision, False),
         **coi_columns(A, svd),
     }
     out["gamma"] = gamma
@@ -120,16 +145,21 @@ def representation_quantities(
 class RepresentationAccumulator:
     """Streams the batches of one layer's representation `A` (`[b, w]` each).
 
-    Exact rows up to `max_rows`, then second moments of `[A, relu(A), 1]` (module
-    docstring); memory `O(max_rows w + w^2)`.
+    Exact rows up to `max_rows`, then the count `n`, the mean `mu` and the centred second
+    moments `M = sum (t - mu)(t - mu)^T` of the rows `t` of `T = [A, relu(A)]` (`[A]`
+    while no negative entry was seen), merged batch by batch by Chan, Golub and LeVeque's
+    pairwise update (each batch centred on its own mean; never `sum t t^T - n mu mu^T`,
+    which loses the centred spectrum when `||mu||` is large against the spread); memory
+    `O(max_rows w + w^2)`.
     """
 
     def __init__(self, max_rows: int = MAX_ROWS) -> None:
         self.max_rows = max_rows
         self.rows: list[torch.Tensor] | None = []
         self.n = 0
-        self.G: torch.Tensor | None = None  # second moments of T
-        self.full = False  # T = [A, relu(A), 1] (else [A, 1]: no negative entry seen)
+        self.mu: torch.Tensor | None = None  # [p] mean of T
+        self.M: torch.Tensor | None = None  # [p, p] centred second moments of T
+        self.full = False  # T = [A, relu(A)] (else [A]: no negative entry seen)
 
     def update(self, A: torch.Tensor) -> None:
         """Add a batch `[b, w]` (any float dtype; accumulated in float64)."""
@@ -142,45 +172,67 @@ class RepresentationAccumulator:
             A, self.rows = torch.cat(self.rows), None  # switch to moments
         if not self.full and bool((A < 0).any()):
             self._widen()
-        T = self._T(A)
-        self.G = T.T @ T if self.G is None else self.G.addmm_(T.T, T)
-
-    def _T(self, A: torch.Tensor) -> torch.Tensor:
-        ones = torch.ones(A.shape[0], 1, dtype=A.dtype, device=A.device)
-        parts = [A, torch.relu(A), ones] if self.full else [A, ones]
-        return torch.cat(parts, dim=1)
+        T = torch.cat([A, torch.relu(A)], dim=1) if self.full else A
+        b = T.shape[0]
+        mu_b = T.mean(0)
+        D = T - mu_b
+        M_b = D.T @ D
+        if self.mu is None:
+            self.mu, self.M = mu_b, M_b
+            return
+        n_a = self.n - b  # rows merged before this batch
+        delta = mu_b - self.mu
+        self.M = self.M + M_b + torch.outer(delta, delta) * (n_a * b / self.n)
+        self.mu = self.mu + delta * (b / self.n)
 
     def _widen(self) -> None:
-        """`[A, 1]` moments to `[A, relu(A), 1]`: so far `relu(A) = A`."""
+        """`[A]` moments to `[A, relu(A)]`: so far `relu(A) = A`."""
         self.full = True
-        if self.G is None:
+        if self.mu is None:
             return
-        w = self.G.shape[0] - 1
-        idx = torch.cat([torch.arange(w), torch.arange(w), torch.tensor([w])])
-        self.G = self.G[idx][:, idx].clone()
+        w = self.mu.shape[0]
+        idx = torch.cat([torch.arange(w), torch.arange(w)])
+        self.mu = self.mu[idx].clone()
+        self.M = self.M[idx][:, idx].clone()
 
     def quantities(
-        self, *, gamma0: float = GAMMA0, top: int = 10, rank_rel: float = RANK_REL
+        self,
+        *,
+        gamma0: float = GAMMA0,
+        top: int = 10,
+        rule: RankRule = RANK_RULE,
+        precision: torch.dtype = torch.float64,
     ) -> dict[str, Any]:
         """`representation_quantities` of all rows seen (exact rows or moments)."""
         if self.rows is not None:
             A = torch.cat(self.rows)
-            return representation_quantities(A, gamma0=gamma0, top=top, rank_rel=rank_rel)
-        G, N = self.G, self.n
-        w = (G.shape[0] - 1) // (2 if self.full else 1)
+            return representation_quantities(
+                A, gamma0=gamma0, top=top, rule=rule, precision=precision
+            )
+        N, mu, M = self.n, self.mu, self.M
+        p = mu.shape[0]
+        w = p // (2 if self.full else 1)
+        # the uncentred moments of [T, 1] (sums of positive parts: no cancellation)
+        G = torch.empty(p + 1, p + 1, dtype=torch.float64, device=M.device)
+        G[:p, :p] = M + N * torch.outer(mu, mu)
+        G[p, :p] = G[:p, p] = N * mu
+        G[p, p] = N
         a = torch.arange(w)
         r = torch.arange(w, 2 * w) if self.full else a
-        one = G.shape[0] - 1
+        one = p
         AtA = G[a][:, a]
-        mu = G[one, a] / N  # [w]
         s = _sqrt_eigs(AtA)
-        s_c = _sqrt_eigs(AtA - N * torch.outer(mu, mu))
+        s_c = _sqrt_eigs(M[a][:, a])
         fi = torch.cat([r, torch.tensor([one])])  # S = [relu(A), 1]
         StS, StA, A_sq = G[fi][:, fi], G[fi][:, a], torch.trace(AtA)
         gamma = gamma0 * float(torch.linalg.eigvalsh(StS)[-1])
         StS_nb = G[r][:, r]
         gamma_nb = gamma0 * float(torch.linalg.eigvalsh(StS_nb)[-1])
-        out = {"n_samples": N, "width": w, **_spectral_columns(s, s_c, top, rank_rel)}
+        out = {
+            "n_samples": N,
+            "width": w,
+            **_spectral_columns(s, s_c, top, rule, (N, w), precision, True),
+        }
         out.update(
             {k: math.nan for k in ("coi", "coi_residual", "coi_nobias", "coi_nobias_residual")}
         )
@@ -203,6 +255,38 @@ def _sqrt_eigs(G: torch.Tensor) -> torch.Tensor:
     return torch.linalg.eigvalsh(G).clamp_min(0.0).sqrt().flip(0)
 
 
+TW_MARGIN = 4.0  # Tracy-Widom scale units above the Marchenko-Pastur edge (mp_spikes)
+
+
+def mp_spikes(s: torch.Tensor, shape: tuple[int, int]) -> tuple[int, float]:
+    """Singular values of `W` `[n_out, n_in]` above the edge of a random matrix of that shape.
+
+    A matrix with i.i.d. entries of variance `sigma^2` has its largest squared singular value
+    near the Marchenko-Pastur edge `sigma^2 (sqrt(n - 1) + sqrt(m))^2` (`n >= m` its
+    dimensions), with Tracy-Widom fluctuations of scale `sigma^2 (sqrt(n - 1) + sqrt(m))
+    (1 / sqrt(n - 1) + 1 / sqrt(m))^(1/3)` (Johnstone 2001, Thm 1). The spikes are the `s_i`
+    with `s_i^2` above the edge plus `TW_MARGIN` scale units, `sigma^2 = ||W||_F^2 / (n m)`
+    (the spikes' own mass included: conservative, a spike must stand out of a bulk that
+    contains it). A random Gaussian matrix has none (`tests/measure/test_rank_rule.py`, 20
+    seeds per shape).
+
+    Args:
+        s: singular values, descending; shape: `(n_out, n_in)`.
+    Returns:
+        `(number of spikes, the edge as a singular value: sqrt(edge + margin))`.
+    """
+    s = s.detach().to(torch.float64).cpu()
+    n, m = max(shape), min(shape)
+    if s.numel() == 0 or float(s[0]) == 0.0 or m < 2:
+        return 0, math.nan
+    root = math.sqrt(n - 1) + math.sqrt(m)
+    scale = root * (1 / math.sqrt(n - 1) + 1 / math.sqrt(m)) ** (1 / 3)
+    level = root**2 + TW_MARGIN * scale
+    sq = s.pow(2)
+    sigma2 = float(sq.sum()) / (n * m)
+    return int((sq > sigma2 * level).sum()), math.sqrt(sigma2 * level)
+
+
 def weight_quantities(
     W: torch.Tensor | None,
     *,
@@ -210,6 +294,8 @@ def weight_quantities(
     floor: float = 0.1,
     singular_values: torch.Tensor | None = None,
     shape: tuple[int, int] | None = None,
+    precision: torch.dtype = torch.float64,
+    rule: RankRule = RANK_RULE,
 ) -> dict[str, Any]:
     """Spectral quantities of one weight matrix `W` `[n_out, n_in]` (a convolution's
     kernel flattened to `[c_out, c_in k_h k_w]`, as WeightWatcher does).
@@ -217,26 +303,31 @@ def weight_quantities(
     Args:
         W: the matrix; or `None` with `singular_values` (descending) and `shape` of an
             operator known by its spectrum (a circular convolution: `theory`'s
-            per-frequency singular values); top: values kept; floor: `W_rank`'s cut-off.
+            per-frequency singular values); top: values kept; floor: `W_rank_fig1`'s
+            absolute cut-off; precision: the dtype `W` is stored in (`rule`'s floor).
     Returns:
         `N >= M` (its dimensions, WeightWatcher's names), `W_norm_sq` (`||W||_F^2`),
-        `W_spectral_norm` (`s_1`), `W_rank` (`s_i > floor`, paper 001 Fig 1's count),
-        `W_spikes` (singular values standing out: `i` of the largest gap
-        `s_i / s_{i+1} >= GAP`, `largest_gap`; else 0), `W_top_sv`.
+        `W_spectral_norm` (`s_1`), `W_rank` (the numerical rank: `s_i` above `rule`'s noise
+        floor, numpy's and WeightWatcher's `matrix_rank`), `W_rank_fig1` (`s_i > floor`,
+        paper 001 Fig 1's count, `measure.layer_ranks`), `W_spikes` (`s_i` above the
+        Marchenko-Pastur edge of a random matrix of that shape, `mp_spikes`), `W_mp_edge`
+        (that edge), `W_top_sv`.
     """
     if singular_values is None:
         W = W.detach().to(torch.float64)
         s, shape = torch.linalg.svdvals(W), tuple(W.shape)
     else:
         s = singular_values.detach().to(torch.float64)
-    i, ratio = largest_gap(None, singular_values=s) if s.numel() >= 2 else (0, 0.0)
+    spikes, edge = mp_spikes(s, shape)
     return {
         "N": int(max(shape)),
         "M": int(min(shape)),
         "W_norm_sq": float(s.pow(2).sum()),
         "W_spectral_norm": float(s[0]) if s.numel() else 0.0,
-        "W_rank": theory.numerical_rank(None, 0.0, floor=floor, singular_values=s),
-        "W_spikes": int(i) if ratio >= GAP else 0,
+        "W_rank": rule.read(s, shape, precision).numerical,
+        "W_rank_fig1": theory.numerical_rank(None, 0.0, floor=floor, singular_values=s),
+        "W_spikes": spikes,
+        "W_mp_edge": edge,
         "W_top_sv": [float(v) for v in s[:top]],
     }
 

@@ -24,6 +24,7 @@ __all__ = [
     "Layer",
     "WeightRef",
     "capture",
+    "is_transformer",
     "sequential_chain",
 ]
 
@@ -107,6 +108,7 @@ class Layer:
     op: str
     homogeneous: bool
     weight: WeightRef | None = None
+    tokens: bool = False  # inside a transformer: a [batch, tokens, d] sequence
 
 
 @dataclass
@@ -213,6 +215,9 @@ def _fx_capture(model: nn.Module) -> Capture:
         layer.weight = _nearest_weight(node, weights)
     out_node = next(n for n in graph.nodes if n.op == "output")
     original = out_node.args[0]
+    if isinstance(original, tuple | list) and original and isinstance(original[0], torch.fx.Node):
+        # an exported program's flat outputs (positional codegen): the first is the output
+        original = original[0]
     if isinstance(original, torch.fx.Node):
         out_layer = Layer("output", "output", "output", True, _nearest_weight(out_node, weights))
     with graph.inserting_before(out_node):
@@ -231,7 +236,11 @@ def _fx_capture(model: nn.Module) -> Capture:
     layers = [layer for _, layer in picked]
     if isinstance(original, torch.fx.Node):
         layers.append(out_layer)
-    cap = Capture(layers, run, "fx", _unsupported_params(model))
+    # modules whose weights the graph reads directly (an exported program's Linear calls
+    # become aten.linear on their parameters): analysed, not skipped
+    read = {ref.name for ref in weights.values()}
+    skipped = [(n, r) for n, r in _unsupported_params(model) if n not in read]
+    cap = Capture(layers, run, "fx", skipped)
     cap.chain = sequential_chain(model)
     return cap
 
@@ -308,9 +317,43 @@ def _is_block(mod: nn.Module) -> bool:
     return any(k in name for k in ("block", "bottleneck", "residual"))
 
 
+TRANSFORMER_BLOCKS = (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+
+
+def is_transformer(model: nn.Module) -> bool:
+    """`model` holds attention (`nn.MultiheadAttention`): its layers are token sequences."""
+    return any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
+
+
+def _inside_attention_block(model: nn.Module, name: str) -> bool:
+    """The module `name` is, or lies inside, a module holding attention."""
+    mods = dict(model.named_modules())
+    parts = name.split(".")
+    return any(is_transformer(mods[".".join(parts[:i])]) for i in range(1, len(parts) + 1))
+
+
 def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
+    transformer = is_transformer(model)
     acts = [(n, m) for n, m in model.named_modules() if n and isinstance(m, ACTIVATIONS)]
-    blocks = [(n, m) for n, m in model.named_modules() if n and _is_block(m)]
+    # a transformer's blocks: the modules holding an attention module as a child
+    blocks = [
+        (n, m)
+        for n, m in model.named_modules()
+        if n
+        and (
+            _is_block(m)
+            or isinstance(m, TRANSFORMER_BLOCKS)
+            or any(isinstance(c, nn.MultiheadAttention) for c in m.children())
+        )
+    ]
+    attns = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.MultiheadAttention)]
+    # PyTorch's encoder/decoder layers call their activation as a function: their MLP
+    # hidden activations are the input of linear2 (Dropout is off in eval mode)
+    mlps = [
+        (f"{n}.mlp", m.linear2, m.activation)
+        for n, m in model.named_modules()
+        if isinstance(m, TRANSFORMER_BLOCKS) and not isinstance(m.activation, nn.Module)
+    ]
     wmods = [(n, m) for n, m in model.named_modules() if isinstance(m, WEIGHT_MODULES)]
     layers: list[Layer] = []  # filled, in call order, by the first batch
     index: set[str] = set()
@@ -323,15 +366,39 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
 
         return hook
 
+    def add(key: str, kind: str, op: str, hom: bool, tokens: bool, weight=None) -> None:
+        if key not in index:
+            index.add(key)
+            layers.append(Layer(key, kind, op, hom, weight or state["last_weight"], tokens))
+
     def on_layer(name: str, kind: str, mod: nn.Module):
+        in_attention = transformer and _inside_attention_block(model, name)
+
         def hook(_mod, inp, out):
             key = _unique(name, state["seen"])
-            if key not in index:
-                index.add(key)
-                hom = isinstance(mod, HOMOGENEOUS) or kind == "block"
-                layers.append(Layer(key, kind, type(mod).__name__, hom, state["last_weight"]))
+            if isinstance(mod, nn.MultiheadAttention):
+                out = out[0]  # (output, attention weights)
+            tokens = in_attention and isinstance(out, torch.Tensor) and out.dim() == 3
+            hom = (isinstance(mod, HOMOGENEOUS) or kind == "block") and not in_attention
+            # attention calls its output projection as a function: name it here
+            weight = (
+                _weight_of_module(f"{name}.out_proj", mod.out_proj)
+                if isinstance(mod, nn.MultiheadAttention)
+                else None
+            )
+            add(key, kind, type(mod).__name__, hom, tokens, weight)
             if isinstance(out, torch.Tensor):
                 store[key] = out.detach().clone()
+
+        return hook
+
+    def on_mlp(name: str, act: Callable):
+        op = getattr(act, "__name__", type(act).__name__)
+
+        def hook(_mod, inp):
+            key = _unique(name, state["seen"])
+            add(key, "activation", op, op == "relu", inp[0].dim() == 3)
+            store[key] = inp[0].detach().clone()
 
         return hook
 
@@ -341,12 +408,22 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
         m.register_forward_hook(on_layer(n, "activation", m))
     for n, m in blocks:
         m.register_forward_hook(on_layer(n, "block", m))
+    for n, m in attns:
+        m.register_forward_hook(on_layer(n, "attention", m))
+    for n, lin, act in mlps:
+        lin.register_forward_pre_hook(on_mlp(n, act))
 
     def run(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         store.clear()
         state["seen"] = {}
         state["last_weight"] = None
-        out = model(x)
+        # PyTorch's fused transformer fast path skips the submodules (and their hooks)
+        fast = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            out = model(x)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(fast)
         if "output" not in index and isinstance(out, torch.Tensor):
             index.add("output")
             layers.append(Layer("output", "output", "output", True, state["last_weight"]))
@@ -354,7 +431,13 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
             store["output"] = out.detach()
         return out, dict(store)
 
-    cap = Capture(layers, run, "hooks", _unsupported_params(model), fx_error=fx_error)
+    # an attention module's output is a layer; its own projection weights are not analysed
+    attn_names = {n for n, _ in attns}
+    skipped = [
+        (f"{n}.in_proj_weight", r) if n in attn_names else (n, r)
+        for n, r in _unsupported_params(model)
+    ]
+    cap = Capture(layers, run, "hooks", skipped, fx_error=fx_error)
     cap.chain = sequential_chain(model)
     return cap
 
@@ -373,6 +456,9 @@ def capture(model: nn.Module, method: str = "auto") -> Capture:
         if adapted is not None:
             return adapted
     fx_error = None
+    if method == "auto" and is_transformer(model):
+        # torch.fx traces nn.MultiheadAttention's fused kernels as one call, or not at all
+        return _hook_capture(model, "attention: read by hooks")
     if method in ("auto", "fx"):
         try:
             return _fx_capture(model)

@@ -83,7 +83,10 @@ def load_model(spec: str, weights: str | Path | None = None) -> nn.Module:
         try:
             from safetensors.torch import load_file
         except ImportError:
-            raise ProbeError("reading .safetensors needs the safetensors package") from None
+            raise ProbeError(
+                "reading .safetensors needs the optional dependency safetensors: "
+                "pip install 'bottlenecklab[safetensors]' (or give a state dict .pt)"
+            ) from None
         try:
             state = load_file(str(path))
         except Exception as e:

@@ -6,8 +6,10 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fnmatch
 import math
+import re
 import statistics
 import sys
 from collections.abc import Iterator, Sequence
@@ -20,45 +22,55 @@ import torch
 from torch import nn
 
 from bottlenecklab import measure, theory
-from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture
+from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture, is_transformer
 
 __all__ = ["COLUMNS", "RANK_RULE", "BottleneckProbe", "ProbeError"]
 
-# Decision: the representation rank counts singular values above 0.1 x the largest (the
-# scale of paper 001 Fig 1's weight cut). At the spec's 1e-3 (kept for the Jacobian rank) a
-# network trained for finite time counts its slowly decaying tail: a digits MLP trained with
-# weight decay has 4 dominant singular values in its middle layers (stable rank 3.5-4) and a
-# tail at 1e-2..1e-3 that makes its 1e-3-rank 21-28 of 32. A planted exact rank is the same
-# at either cut.
-BOTTLENECK_REL = 0.1
+# Decision (issue 34): one rank rule, `measure.RANK_RULE` (a gap above a noise floor of the
+# model's precision); it replaces the probe's former `s_i > 0.1 s_1`, which read an exactly
+# rank-3 layer (singular values 7.26, 0.42, 0.16, 0) as rank 1.
 RANK_RULE = (
-    "rank = number of singular values of the centred representation above rank_rel "
-    "(default 0.1) x the largest; the bottleneck layers are the hidden layers (not input, "
-    "not output) whose rank equals the minimum over depth, and that minimum is the measured "
-    "bottleneck rank; the Jacobian rank uses the spec's 1e-3"
+    f"{measure.RANK_RULE.describe()}; the precision is the least precise floating dtype of "
+    "the model's parameters and of X; the bottleneck layers are the hidden layers (not "
+    "input, not output) whose centred rank equals the minimum over depth, and that minimum "
+    "is the measured bottleneck rank; the Jacobian rank uses the spec's 1e-3"
 )
 COLUMNS = {
     "layer_id": "position in depth (0 = input)",
     "name": "module path of the layer (fx/hooks) or its position (our models' adapters)",
-    "kind": "input | activation | block (residual join) | representation | output",
+    "kind": "input | activation | block (residual join) | attention (an attention module's "
+    "output) | representation | output",
     "op": "the module or function whose output is captured",
-    "read_as": "flatten (a sample's feature map is one row) or channel (one row per position)",
+    "read_as": "flatten (a sample's feature map is one row), channel (one row per position) "
+    "or tokens (a transformer's every token of every sample is a row)",
     "n_samples": "rows of the representation (samples, or samples x positions)",
     "width": "features per row",
-    "rank": "numerical rank of the representation A (s_i > rank_rel s_1, see rank_rule)",
+    "rank": "rank of the representation A (the rank rule, see rank_rule)",
     "stable_rank": "||A||_*^2 / ||A||_F^2 (paper 000, Prop 1); WeightWatcher's stable_rank is "
     "the weight's ||W||_F^2 / ||W||_2^2, not this",
-    "rank_centered": "numerical rank of A - mean(A)",
+    "rank_centered": "rank of A - mean(A) (the rank rule): the bottleneck's rank",
     "stable_rank_centered": "stable rank of A - mean(A)",
+    "rank_gap": "the rule's gap s_k / max(s_{k+1}, floor) at its cut (centred; < 3: no gap "
+    "stands out and the rank is the count above 1e-3 s_1)",
+    "rank_floor": "the rule's noise floor relative to s_1 (centred)",
+    "rank_numerical": "singular values of A - mean(A) above the floor (numpy's matrix_rank)",
+    "rank_at_1e-1": "singular values of A - mean(A) above 0.1 s_1",
+    "rank_at_1e-2": "singular values of A - mean(A) above 0.01 s_1",
+    "rank_at_1e-3": "singular values of A - mean(A) above 0.001 s_1",
     "top_sv": "largest singular values of A",
+    "top_sv_centered": "largest singular values of A - mean(A)",
     "coi": "cost of identity ||A||^2_K, gamma = 0, S = [relu(A), 1] (paper 000, §1.4)",
     "coi_gamma": "relaxed cost of identity ||A||^2_{K + gamma I}, gamma = gamma0 ||K||_op",
     "coi_gamma_nobias": "the same with S = relu(A)",
     "weight": "the Linear/Conv weight feeding the layer (nearest upstream)",
     "N": "larger dimension of that weight (WeightWatcher's N)",
     "M": "smaller dimension of that weight (WeightWatcher's M)",
-    "W_rank": "singular values of W above 0.1 (paper 001, Fig 1)",
-    "W_spikes": "singular values standing out: i of the largest gap s_i/s_{i+1} >= 3, else 0",
+    "W_rank": "numerical rank of W: singular values above the rank rule's floor (numpy's "
+    "and WeightWatcher's matrix_rank)",
+    "W_rank_fig1": "singular values of W above 0.1 (paper 001, Fig 1; measure.layer_ranks)",
+    "W_spikes": "singular values above the Marchenko-Pastur edge of a random matrix of W's "
+    "shape plus 4 Tracy-Widom units (measure.mp_spikes); 0 on random Gaussian weights",
+    "W_mp_edge": "that edge, as a singular value",
     "W_dk_sq": "d_k(W)^2 at k = the bottleneck rank (paper 001, Thm 15)",
     "balance_residual": "sum_i |in_i - out_i| / ||W_{l+1}||^2 of the layer's neurons (001 §2)",
     "bottleneck": "the layer is a bottleneck layer (see rank_rule)",
@@ -100,8 +112,13 @@ class BottleneckProbe:
         device: `cpu`, `cuda` or `auto`; batch_size: rows per forward pass of `X`.
         max_rows: rows kept exactly per layer before second moments (`measure.MAX_ROWS`).
         jacobian_points: the first rows of `X` used for Jacobians and the NTK trace.
-        rank_rel: relative cut-off of the representation rank (`RANK_RULE`).
+        rank_rule: the rank rule (`measure.RANK_RULE`, see `RANK_RULE`).
         capture_method: `auto`, `fx` or `hooks`; progress: a bar (`None`: on a terminal).
+        output: which element of a `forward` returning a tuple/list (an index) or a dict (a
+            key) is the output (`None`: the first tensor); the summary says which.
+        tokens: in a transformer (a model with `nn.MultiheadAttention`), `samples` reads
+            every token of every input as a row (`[b T, d]`; the input too, when `X` is
+            `[N, T, d]`), `flatten` a sample's `[T, d]` as one row.
     """
 
     def __init__(
@@ -120,21 +137,42 @@ class BottleneckProbe:
         gamma0: float = measure.GAMMA0,
         top: int = 10,
         jacobian_points: int = 256,
-        rank_rel: float = BOTTLENECK_REL,
+        rank_rule: measure.RankRule = measure.RANK_RULE,
         capture_method: str = "auto",
         progress: bool | None = None,
+        output: int | str | None = None,
+        tokens: str = "samples",
     ) -> None:
         if conv not in ("flatten", "channel"):
             raise ProbeError(f"conv must be 'flatten' or 'channel', got {conv!r}")
+        if tokens not in ("samples", "flatten"):
+            raise ProbeError(f"tokens must be 'samples' or 'flatten', got {tokens!r}")
+        self.tokens = tokens
         if cost not in ("mse", "cross_entropy"):
             raise ProbeError(f"cost must be 'mse' or 'cross_entropy', got {cost!r}")
+        if lam is not None and not (isinstance(lam, int | float) and math.isfinite(lam)):
+            raise ProbeError(f"lam must be a finite number >= 0, got {lam!r}")
+        if lam is not None and lam < 0:
+            raise ProbeError(f"lam must be >= 0 (a weight decay), got {lam!r}")
+        if not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "auto"):
+            raise ProbeError(f"device must be cpu, cuda, cuda:N or auto, got {device!r}")
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise ProbeError("device cuda asked but no CUDA device is available")
+        if not isinstance(model, nn.Module):
+            raise ProbeError(f"model must be an nn.Module, got {type(model).__name__}")
         self.model, self.cost, self.lam, self.layers = model, cost, lam, layers
+        self.output = output
+        # Evaluated in eval mode on a copy (Dropout off, BatchNorm on running statistics):
+        # the user's model, in whatever mode, is never changed.
+        self.mode = (
+            "eval mode on a copy (the model was in train mode)"
+            if model.training
+            else "eval mode on a copy"
+        )
         self.conv, self.device, self.batch_size = conv, torch.device(device), batch_size
-        self.max_rows, self.gamma0, self.top, self.rank_rel = max_rows, gamma0, top, rank_rel
+        self.max_rows, self.gamma0, self.top, self.rank_rule = max_rows, gamma0, top, rank_rule
         self.jacobian_points, self.capture_method, self.progress = (
             jacobian_points,
             capture_method,
@@ -145,9 +183,14 @@ class BottleneckProbe:
             self.X = _as_tensor(X, "X")
         else:
             self.X, self.loader = None, X
+        # the precision the representations were computed in (the rank rule's floor)
+        data = [] if self.X is None else [self.X]
+        self.precision = measure.precision_of(model, *data)
+        self.weight_precision = measure.precision_of(model)
         self.Y = None if Y is None else _as_tensor(Y, "Y")
         if self.Y is not None and self.X is not None and len(self.Y) != len(self.X):
             raise ProbeError(f"X has {len(self.X)} samples but Y has {len(self.Y)}")
+        self.fixed_batch: int | None = None  # a torch.export archive's fixed batch size
         self._table: pd.DataFrame | None = None
         self._summary: dict[str, Any] | None = None
 
@@ -192,8 +235,12 @@ class BottleneckProbe:
         globs = [sel] if isinstance(sel, str) else list(sel)
         return any(fnmatch.fnmatchcase(layer.name, g) for g in globs)
 
-    def _rows(self, t: torch.Tensor, b: int) -> torch.Tensor | str:
-        """A captured tensor `[b, ...]` as rows, or the reason it cannot be read."""
+    def _rows(self, t: torch.Tensor, b: int, tokens: bool = False) -> torch.Tensor | str:
+        """A captured tensor `[b, ...]` as rows, or the reason it cannot be read; a
+        transformer's `[b, T, d]` (or `[T, b, d]`) with `tokens`: its `b T` token rows."""
+        if tokens and self.tokens == "samples" and isinstance(t, torch.Tensor):
+            if t.dim() == 3 and b in t.shape[:2] and t.is_floating_point():
+                return t.reshape(-1, t.shape[-1])
         if not isinstance(t, torch.Tensor) or t.dim() < 1 or t.shape[0] != b:
             shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
             return f"output {shape} is not a [batch, ...] tensor of the {b} inputs"
@@ -211,11 +258,54 @@ class BottleneckProbe:
             self._analyze()
         return self._table
 
+    def _eval_copy(self, dtype: torch.dtype | None, device: torch.device | None) -> nn.Module:
+        """The model in eval mode, copied (to `dtype`/`device` when given), its output
+        selected when `forward` returns a tuple, list or dict (`_Selected`)."""
+        net = copy.deepcopy(self.model).eval()
+        if dtype is not None or device is not None:
+            net = net.to(device=device, dtype=dtype)
+        first = next(iter(net.parameters()), None)
+        x = next(self._batches())[:2].to(
+            device or (first.device if first is not None else torch.device("cpu")),
+            dtype or (first.dtype if first is not None else self.precision),
+        )
+        try:
+            with torch.no_grad():
+                out = net(x)
+        except Exception as e:  # the model cannot run on this data
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            fixed = re.search(r"Guard failed: \S*size\(\)\[0\] == (\d+)", msg)
+            if fixed is None:
+                raise ProbeError(f"the model fails on X of shape {tuple(x.shape)}: {msg}") from None
+            # a torch.export archive with a fixed batch size: analysed in batches of it
+            self.fixed_batch = self.batch_size = int(fixed.group(1))
+            x = _pad(x, self.fixed_batch)
+            with torch.no_grad():
+                out = net(x)
+            x = x[: self.fixed_batch]
+        batch_note = (
+            f"; exported with a fixed batch of {self.fixed_batch}: run in batches of "
+            f"{self.fixed_batch}, the last padded with copies of its first row"
+            if self.fixed_batch is not None
+            else ""
+        )
+        if isinstance(out, torch.Tensor):
+            self.output_note = "forward returns a tensor" + batch_note
+            self._check_targets(out, len(x))
+            return net
+        key, note = _pick_output(out, self.output)
+        self.output_note = note + batch_note
+        self._check_targets(out[key], len(x))
+        return _Selected(net, key)
+
     def _analyze(self) -> None:
-        net = copy.deepcopy(self.model).to(device=self.device, dtype=torch.float64).eval()
+        net = self._eval_copy(torch.float64, self.device)
         for p in net.parameters():
             p.requires_grad_(False)
         cap = capture(net, self.capture_method)
+        self._transformer = is_transformer(net)
+        if isinstance(net, _Selected):
+            _strip_prefix(cap, "inner.")
         accs: dict[str, measure.RepresentationAccumulator] = {}
         input_acc = measure.RepresentationAccumulator(self.max_rows)
         skipped: dict[str, str] = dict(cap.skipped)
@@ -226,17 +316,26 @@ class BottleneckProbe:
                 x = x.to(self.device, torch.float64)
                 b = len(x)
                 try:
-                    _, values = cap.run(x)
+                    if self.fixed_batch is not None and b < self.fixed_batch:
+                        _, values = cap.run(_pad(x, self.fixed_batch))
+                        values = {
+                            k: v[:b] if isinstance(v, torch.Tensor) else v
+                            for k, v in values.items()
+                        }
+                    else:
+                        _, values = cap.run(x)
                 except Exception as e:  # the model cannot run on this data
                     msg = str(e).splitlines()[0] if str(e) else type(e).__name__
                     raise ProbeError(
                         f"the model fails on X of shape {tuple(x.shape)}: {msg}"
                     ) from None
-                input_acc.update(x.reshape(b, -1))
+                token_input = self.tokens == "samples" and x.dim() == 3 and self._transformer
+                self._input_read = "tokens" if token_input else "flatten"
+                input_acc.update(x.reshape(-1, x.shape[-1]) if token_input else x.reshape(b, -1))
                 for layer in cap.layers:
                     if not self._selected(layer) or layer.name in skipped:
                         continue
-                    rows = self._rows(values.get(layer.name), b)
+                    rows = self._rows(values.get(layer.name), b, layer.tokens)
                     if isinstance(rows, str):
                         skipped[layer.name] = rows
                         accs.pop(layer.name, None)
@@ -266,25 +365,85 @@ class BottleneckProbe:
         for layer in layers:
             rows.append(self._layer_row(layer, accs[layer.name]))
         table = pd.DataFrame(rows)
-        for col in ("top_sv", "W_top_sv", "weight", "N", "M", "undefined"):
+        for col in ("top_sv", "top_sv_centered", "W_top_sv", "weight", "N", "M", "undefined"):
             if col not in table.columns:
                 table[col] = None
-        for col in ("top_sv", "W_top_sv"):  # parquet: one list type per column
+        for col in ("top_sv", "top_sv_centered", "W_top_sv"):  # parquet: one list type per column
             table[col] = [v if isinstance(v, list) else [] for v in table[col]]
         table.insert(0, "layer_id", range(len(table)))
-        hidden = table["kind"].isin(["activation", "block", "representation"])
+        hidden = self._hidden(table)
         k = int(table.loc[hidden, "rank_centered"].min()) if hidden.any() else None
         table["bottleneck"] = hidden & (table["rank_centered"] == k)
         table["W_dk_sq"] = [self._dk(layer, k) for layer in [None] + layers]
         self._balance(table, cap, layers)
         table.attrs = {
             "rank_rule": RANK_RULE,
-            "rank_rel": self.rank_rel,
+            "rank_rule_gap": self.rank_rule.gap,
+            "rank_rule_search": self.rank_rule.search,
+            "precision": str(self.precision).removeprefix("torch."),
             "columns": COLUMNS,
             "capture": cap.method,
         }
+        if self.fixed_batch is not None:
+            net = _FixedBatch(net, self.fixed_batch)
         self._table, self._cap, self._net, self._k = table, cap, net, k
         self._skipped = [{"name": n, "reason": r} for n, r in skipped.items()]
+
+    def _loss_data(self) -> tuple[torch.Tensor, torch.Tensor] | str:
+        """`(X, Y)` for the regularized loss and the certificate, or why there is none. A
+        DataLoader's batches are gathered (`O(N)` memory: the certificate needs all
+        points): its `(x, y)` pairs, or its `x` with the `Y` given."""
+        if self.lam is None:
+            return "needs lam (and targets Y)"
+        if self.X is not None:
+            return (self.X, self.Y) if self.Y is not None else "needs targets Y"
+        xs, ys = [], []
+        for b in self.loader:
+            pair = isinstance(b, list | tuple) and len(b) >= 2
+            xs.append(_as_tensor(b[0] if isinstance(b, list | tuple) else b, "a batch of X"))
+            if pair:
+                ys.append(_as_tensor(b[1], "a batch of Y"))
+        X = torch.cat(xs)
+        if self.Y is not None:
+            Y = self.Y
+        elif ys and len(ys) == len(xs):
+            Y = torch.cat(ys)
+        else:
+            return "needs targets Y: the DataLoader yields no (x, y) pairs and Y is not given"
+        if len(Y) != len(X):
+            return f"the DataLoader gives {len(X)} samples but Y has {len(Y)}"
+        self._check_targets(self._eval_copy(None, None)(X[:2].to(self._dtype())), 2, Y)
+        return X, Y
+
+    def _dtype(self) -> torch.dtype:
+        first = next(iter(self.model.parameters()), None)
+        return first.dtype if first is not None else self.precision
+
+    def _hidden(self, table: pd.DataFrame) -> pd.Series:
+        """The layers the bottleneck is sought among: the hidden layers; in a transformer
+        the residual stream after each block (`over` says so)."""
+        if self._transformer and (table["kind"] == "block").any():
+            self._over = "the residual stream after each block" + (
+                ", tokens as samples" if self.tokens == "samples" else ""
+            )
+            return table["kind"] == "block"
+        self._over = "the hidden layers"
+        return table["kind"].isin(["activation", "block", "representation"])
+
+    def _check_targets(
+        self, out: torch.Tensor | None, b: int, Y: torch.Tensor | None = None
+    ) -> None:
+        """`Y` `[N, d]` must have the output's `d` columns (class labels `[N]` with
+        `cross_entropy`)."""
+        Y = self.Y if Y is None else Y
+        if Y is None or out is None:
+            return
+        d_out = out.reshape(b, -1).shape[1]
+        if Y.dim() == 1 and self.cost == "cross_entropy":
+            return
+        d_y = Y.reshape(len(Y), -1).shape[1]
+        if d_y != d_out:
+            raise ProbeError(f"Y has {d_y} columns but the model's output has {d_out}")
 
     def _bar(self):
         show = self.progress if self.progress is not None else sys.stderr.isatty()
@@ -295,15 +454,19 @@ class BottleneckProbe:
         return tqdm(total=self._n_batches(), desc="probe", unit="batch", leave=False)
 
     def _input_row(self, acc: measure.RepresentationAccumulator) -> dict[str, Any]:
-        row = {"name": "input", "kind": "input", "op": "", "read_as": "flatten"}
+        row = {"name": "input", "kind": "input", "op": "", "read_as": self._input_read}
         return {
             **row,
-            **acc.quantities(gamma0=self.gamma0, top=self.top, rank_rel=self.rank_rel),
+            **acc.quantities(
+                gamma0=self.gamma0, top=self.top, rule=self.rank_rule, precision=self.precision
+            ),
             "weight": None,
         }
 
     def _layer_row(self, layer: Layer, acc: measure.RepresentationAccumulator) -> dict[str, Any]:
-        q = acc.quantities(gamma0=self.gamma0, top=self.top, rank_rel=self.rank_rel)
+        q = acc.quantities(
+            gamma0=self.gamma0, top=self.top, rule=self.rank_rule, precision=self.precision
+        )
         undefined = []
         if math.isnan(q["coi"]):
             undefined.append(f"coi: {measure.REASONS['coi_moments']}")
@@ -315,7 +478,7 @@ class BottleneckProbe:
             "name": layer.name,
             "kind": layer.kind,
             "op": layer.op,
-            "read_as": self.conv,
+            "read_as": "tokens" if layer.tokens and self.tokens == "samples" else self.conv,
             **q,
             "weight": layer.weight.name if layer.weight is not None else None,
         }
@@ -327,6 +490,8 @@ class BottleneckProbe:
                     top=self.top,
                     singular_values=ref.singular_values,
                     shape=ref.shape,
+                    precision=self.weight_precision,
+                    rule=self.rank_rule,
                 )
             )
         row["undefined"] = "; ".join(undefined)
@@ -387,7 +552,7 @@ class BottleneckProbe:
         if self._summary is not None:
             return self._summary
         table = self.analyze()
-        hidden = table[table["kind"].isin(["activation", "block", "representation"])]
+        hidden = table[self._hidden(table)]
         k = self._k
         out_rows = table[table["kind"] == "output"]
         r_in = int(table.loc[0, "rank_centered"])
@@ -401,14 +566,17 @@ class BottleneckProbe:
             "layers_analysed": int(len(hidden)),
             "bottleneck_rank": k,
             "bottleneck_layers": hidden.loc[hidden["bottleneck"], "name"].tolist(),
+            "bottleneck_over": self._over,
             "rank_rule": RANK_RULE,
-            "rank_rel": self.rank_rel,
+            "precision": str(self.precision).removeprefix("torch."),
             "input_rank": r_in,
             "output_rank": r_out,
             **self._jacobians(),
             "ntk_trace_mean": ntk,
             "ntk_trace_undefined": ntk_reason,
             "skipped": self._skipped,
+            "mode": self.mode,
+            "output_read": self.output_note,
         }
         ends = [r for r in (r_in, r_out) if r is not None]
         at = ", ".join(s["bottleneck_layers"])
@@ -428,14 +596,23 @@ class BottleneckProbe:
             )
         else:
             verdict = f"no bottleneck: the smallest hidden rank {k} is the full width"
+        if self._transformer:
+            verdict += f" (computed over {self._over})"
         s["verdicts"] = {"bottleneck": verdict}
         s["loss"] = None
-        if self.Y is not None and self.lam is not None and self.X is not None:
-            s["loss"] = measure.regularized_loss(self.model, self.X, self.Y, self.lam, self.cost)
-        # The convergence certificate (spec `convergence.md`) when the loss is known.
         s["certificate"] = None
-        if self.Y is not None and self.lam is not None and self.X is not None:
-            cert = measure.certify(self.model, (self.X, self.Y), self.lam, cost=self.cost)
+        s["loss_undefined"] = None
+        data = self._loss_data()
+        if isinstance(data, str):
+            s["loss_undefined"] = data
+        else:
+            X, Y = data
+            model = self._eval_copy(None, None)  # in the model's own dtype, eval mode
+            if self.fixed_batch is not None:
+                model = _FixedBatch(model, self.fixed_batch)
+            s["loss"] = measure.regularized_loss(model, X, Y, self.lam, self.cost)
+            # The convergence certificate (spec `convergence.md`).
+            cert = measure.certify(model, (X, Y), self.lam, cost=self.cost)
             s["certificate"] = {
                 **cert.scalars(prefix=""),
                 "kinks_per_layer": list(cert.kinks),
@@ -445,7 +622,10 @@ class BottleneckProbe:
             }
             s["verdicts"]["converged"] = (
                 f"{'converged' if cert.converged else 'not converged'}: nonsmooth "
-                f"stationarity {cert.stationarity:.3g} (threshold {cert.threshold:g})"
+                f"stationarity {cert.stationarity:.3g} "
+                f"{'<=' if cert.converged else '>'} threshold {cert.threshold:g} "
+                f"(the network is {'' if cert.converged else 'not '}at a critical point of "
+                f"its regularized loss; evaluated in {self.mode})"
             )
         self._summary = s
         return s
@@ -466,6 +646,78 @@ class BottleneckProbe:
         from bottlenecklab.report._probe import probe_report
 
         return probe_report(self.analyze(), self.summary(), Path(out_dir))
+
+
+def _pad(x: torch.Tensor, b: int) -> torch.Tensor:
+    """`x` `[n, ...]`, `n <= b`, padded to `b` rows with copies of its first row."""
+    if len(x) >= b:
+        return x
+    return torch.cat([x, x[:1].expand(b - len(x), *x.shape[1:])])
+
+
+class _FixedBatch(nn.Module):
+    """A model that runs only on batches of `b` rows, run on any batch: chunks of `b`, the
+    last padded (its padding's outputs dropped; samples are independent in eval mode)."""
+
+    def __init__(self, inner: nn.Module, b: int) -> None:
+        super().__init__()
+        self.inner, self.b = inner, b
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = []
+        for i in range(0, len(x), self.b):
+            chunk = x[i : i + self.b]
+            outs.append(self.inner(_pad(chunk, self.b))[: len(chunk)])
+        return torch.cat(outs)
+
+
+class _Selected(nn.Module):
+    """A model whose `forward` returns a tuple, list or dict, reduced to one tensor."""
+
+    def __init__(self, inner: nn.Module, key: int | str) -> None:
+        super().__init__()
+        self.inner, self.key = inner, key
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x)[self.key]
+
+
+def _pick_output(out: Any, wanted: int | str | None) -> tuple[int | str, str]:
+    """The key of the output tensor in a tuple/list/dict `out`, and a note saying which."""
+    if isinstance(out, dict):
+        keys = list(out)
+        kind = f"a dict with keys {keys}"
+    elif isinstance(out, list | tuple):
+        keys = list(range(len(out)))
+        kind = f"a {type(out).__name__} of {len(out)}"
+    else:
+        raise ProbeError(f"forward returns a {type(out).__name__}, not a tensor")
+    if wanted is not None:
+        if wanted not in keys or not isinstance(out[wanted], torch.Tensor):
+            raise ProbeError(f"output {wanted!r} is not a tensor of the model's output ({kind})")
+        return wanted, f"forward returns {kind}: analysed {wanted!r} (asked)"
+    for k in keys:
+        if isinstance(out[k], torch.Tensor):
+            return k, f"forward returns {kind}: analysed {k!r}, its first tensor"
+    raise ProbeError(f"forward returns {kind} with no tensor in it")
+
+
+def _strip_prefix(cap: Capture, prefix: str) -> None:
+    """Layer names without the `_Selected` wrapper's attribute."""
+    for layer in cap.layers:
+        layer.name = layer.name.removeprefix(prefix)
+        if layer.weight is not None:
+            layer.weight = dataclasses.replace(
+                layer.weight, name=layer.weight.name.removeprefix(prefix)
+            )
+    cap.skipped = [(n.removeprefix(prefix), r) for n, r in cap.skipped]
+    run = cap.run
+
+    def renamed(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        out, values = run(x)
+        return out, {k.removeprefix(prefix): v for k, v in values.items()}
+
+    cap.run = renamed
 
 
 def _autograd_jacobians(f: Any, X: torch.Tensor) -> torch.Tensor:

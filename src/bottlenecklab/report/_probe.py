@@ -21,9 +21,11 @@ from bottlenecklab.report._style import plt, save
 __all__ = ["probe_figures", "probe_report"]
 
 FIGURES = {
-    "rank_vs_depth": "numerical rank (centred) and stable rank of every layer; the bottleneck "
-    "layers are marked",
-    "spectra": "top singular values of each representation (normalized by the largest)",
+    "rank_vs_depth": "rank (the rank rule) and stable rank of every layer's centred "
+    "representation; the bottleneck layers are marked",
+    "spectra": "top singular values of each centred representation (normalized by the "
+    "largest); a bar marks each layer's rank-rule cut (between s_k and s_k+1), the dashed "
+    "line the rule's search window 1e-3 and the dotted lines the noise floors",
     "weight_spectra": "top singular values of the weight feeding each layer",
     "jacobian_spectrum": "median singular values of the input-output Jacobian over the points",
 }
@@ -33,7 +35,7 @@ def _rank_vs_depth(table: pd.DataFrame, summary: dict[str, Any], path: Path) -> 
     fig, ax = plt.subplots(figsize=(max(5.0, 0.35 * len(table) + 2), 3.2))
     x = table["layer_id"].to_numpy()
     ax.plot(x, table["rank_centered"], "o-", label="rank (centred)")
-    ax.plot(x, table["stable_rank"], "s--", ms=3, label="stable rank")
+    ax.plot(x, table["stable_rank_centered"], "s--", ms=3, label="stable rank (centred)")
     bn = table[table["bottleneck"]]
     ax.scatter(
         bn["layer_id"],
@@ -53,21 +55,33 @@ def _rank_vs_depth(table: pd.DataFrame, summary: dict[str, Any], path: Path) -> 
     save(fig, path)
 
 
-def _spectra(table: pd.DataFrame, column: str, title: str, path: Path) -> None:
+def _spectra(table: pd.DataFrame, column: str, title: str, path: Path, cut: bool = False) -> None:
+    """Normalized spectra per layer; with `cut`, the rank rule's cut of each (a bar between
+    `s_k` and `s_{k+1}`), its search window and noise floors."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     cmap = plt.get_cmap("viridis")
     n = max(len(table) - 1, 1)
-    for i, (name, sv) in enumerate(zip(table["name"], table[column])):
-        sv = np.asarray(sv, dtype=float)
-        if sv.size and sv[0] > 0:
-            ax.semilogy(
-                np.arange(1, sv.size + 1),
-                sv / sv[0],
-                "o-",
-                ms=2,
-                color=cmap(i / n),
-                label=name if len(table) <= 12 else None,
-            )
+    for i, (_, row) in enumerate(table.iterrows()):
+        sv = np.asarray(row[column], dtype=float)
+        if not (sv.size and sv[0] > 0):
+            continue
+        color = cmap(i / n)
+        y = sv / sv[0]
+        ax.semilogy(
+            np.arange(1, sv.size + 1),
+            np.maximum(y, 1e-17),
+            "o-",
+            ms=2,
+            color=color,
+            label=row["name"] if len(table) <= 12 else None,
+        )
+        if cut and int(row["rank_centered"]) < sv.size:
+            k = int(row["rank_centered"])
+            ax.plot([k + 0.5, k + 0.5], [max(y[k], 1e-17), y[k - 1]], "-", lw=3, color=color)
+        if cut and row.get("rank_floor", 0) > 0:
+            ax.axhline(float(row["rank_floor"]), ls=":", lw=0.6, color=color)
+    if cut and "rank_rule_search" in table.attrs:
+        ax.axhline(table.attrs["rank_rule_search"], ls="--", lw=0.8, color="C3")
     ax.set_xlabel("index i")
     ax.set_ylabel("s_i / s_1")
     ax.set_title(title)
@@ -94,7 +108,8 @@ def probe_figures(table: pd.DataFrame, summary: dict[str, Any], out_dir: Path) -
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: out_dir / f"{name}.png" for name in FIGURES}
     _rank_vs_depth(table, summary, paths["rank_vs_depth"])
-    _spectra(table, "top_sv", "representation spectra", paths["spectra"])
+    column = "top_sv_centered" if "top_sv_centered" in table.columns else "top_sv"
+    _spectra(table, column, "centred representation spectra", paths["spectra"], cut=True)
     weighted = table[[len(v) > 0 for v in table["W_top_sv"]]]
     _spectra(weighted, "W_top_sv", "weight spectra", paths["weight_spectra"])
     _jacobian(summary, paths["jacobian_spectrum"])
@@ -119,7 +134,12 @@ SHOWN = [
     "width",
     "rank",
     "rank_centered",
-    "stable_rank",
+    "rank_gap",
+    "rank_floor",
+    "rank_at_1e-1",
+    "rank_at_1e-2",
+    "rank_at_1e-3",
+    "stable_rank_centered",
     "coi",
     "coi_gamma",
     "coi_gamma_nobias",
