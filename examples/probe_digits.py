@@ -7,7 +7,7 @@ Trains a 6-layer `nn.Sequential` (width 64) on sklearn's 8x8 digits with full-ba
 the weights (`runs/probe-digits/digits_mlp.pt`) and the data (`digits.npz`), and runs
 `bottlenecklab analyze probe_digits:make_model --weights ... digits.npz --lam ...`: the
 table, summary, figures and `report.html` land in `runs/probe-digits/analysis/`.
-Expected: a bottleneck of rank ~9-10 in the middle layers (numbers in the README).
+Expected: a bottleneck of rank ~9-10 in the middle layers (numbers in docs/analyse.md).
 """
 
 from __future__ import annotations
