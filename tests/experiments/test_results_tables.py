@@ -86,3 +86,14 @@ def test_a_readme_without_markers_writes_nothing(smoke_record, tmp_path, capsys)
 def test_a_page_without_markers_is_refused() -> None:
     with pytest.raises(ValueError, match="markers"):
         results_tables.replace_section("no markers", "x")
+
+
+def test_the_default_files_carry_their_markers() -> None:
+    root = TOOL.parents[1]
+    page = (root / "docs" / "reproduction.md").read_text()
+    readme = (root / "README.md").read_text()
+    assert results_tables.replace_section(page, "x").count(results_tables.BEGIN) == 1
+    new = results_tables.replace_section(
+        readme, "x", results_tables.SUMMARY_BEGIN, results_tables.SUMMARY_END
+    )
+    assert new.count(results_tables.SUMMARY_BEGIN) == 1 and len(new) < len(readme)
