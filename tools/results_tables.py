@@ -1,13 +1,17 @@
-"""Rebuild the README's results section from a `bottlenecklab reproduce` folder.
+"""Rebuild the results from a `bottlenecklab reproduce` folder: the tables on the docs site,
+one summary line per paper in the README.
 
-    python tools/results_tables.py runs/reproduce-quick [--readme README.md]
+    python tools/results_tables.py runs/reproduce-quick \
+        [--page docs/reproduction.md] [--readme README.md]
 
-Writes, between the README's `<!-- results:begin -->` and `<!-- results:end -->` markers,
+Writes, between the page's `<!-- results:begin -->` and `<!-- results:end -->` markers,
 the run's wall time, the table of every experiment (claims by state, its points' time)
 and "What does not pass": the registered findings (`experiments.FINDINGS`) with the
 run's measured value, then every other claim that is not `passed` with its state and
-reason. Numbers come from the run's files only; nothing is typed by hand. Exit 2 with one
-line on a bad folder.
+reason. Between the README's `<!-- summary:begin -->` and `<!-- summary:end -->` markers
+it writes one line per source document (its experiments, their claims by state, their
+points' time). Numbers come from the run's files only; nothing is typed by hand. Exit 2
+with one line on a bad folder or a file without its markers; then nothing is written.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bottlenecklab.experiments import (
     EXPERIMENTS,
     FINDINGS,
+    STATES,
+    RunRecord,
     count_states,
     expected_states,
     finding_of,
@@ -28,10 +35,11 @@ from bottlenecklab.experiments import (
     state_of,
     total_wall_s,
 )
-from bottlenecklab.files import replace_between
-from bottlenecklab.report import find_runs
+from bottlenecklab.files import atomic_write, replace_between
+from bottlenecklab.report import PAPERS, find_runs
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+SUMMARY_BEGIN, SUMMARY_END = "<!-- summary:begin -->", "<!-- summary:end -->"
 
 
 def _cell(counts: dict[str, int]) -> str:
@@ -39,39 +47,49 @@ def _cell(counts: dict[str, int]) -> str:
     return ", ".join(shown) or "—"
 
 
-def tables(root: Path) -> str:
-    """The Markdown of the results section for the runs under `root`."""
-    records = []
+def records(root: Path) -> list[RunRecord]:
+    """The run records of the registered experiments under `root`, by source then name."""
+    found = []
     for folder in find_runs(root):
         meta = json.loads((folder / "config.json").read_text())
         if meta.get("experiment") in EXPERIMENTS:
-            records.append(load_run(folder, EXPERIMENTS))
-    if not records:
+            found.append(load_run(folder, EXPERIMENTS))
+    if not found:
         raise ValueError(f"no run folders under {root}")
-    records.sort(key=lambda r: (EXPERIMENTS[r.name].source, r.name))
-    total = count_states([c for r in records for c in r.claims])
-    wall = total_wall_s([r.meta for r in records])
-    work = sum(point_time_s(r.meta) for r in records)
-    presets = sorted({str(r.meta.get("preset")) for r in records})
+    found.sort(key=lambda r: (EXPERIMENTS[r.name].source, r.name))
+    return found
+
+
+def _presets(recs: Sequence[RunRecord]) -> str:
+    return ", ".join(sorted({str(r.meta.get("preset")) for r in recs}))
+
+
+def tables(root: Path | Sequence[RunRecord]) -> str:
+    """The Markdown of the results section for the runs under `root` (or these records)."""
+    recs = records(root) if isinstance(root, (str, Path)) else list(root)
+    total = count_states([c for r in recs for c in r.claims])
+    wall = total_wall_s([r.meta for r in recs])
+    work = sum(point_time_s(r.meta) for r in recs)
     lines = [
-        f"`bottlenecklab reproduce` ({', '.join(presets)} preset), {len(records)} experiments, "
+        f"`bottlenecklab reproduce` ({_presets(recs)} preset), {len(recs)} experiments, "
         f"{wall / 60:.1f} min of wall time, {work / 60:.1f} min of point time in all: "
         f"{_cell(total)}.",
         "",
         "| experiment | source | reproduces | claims | point time |",
         "|---|---|---|---|---|",
     ]
-    for r in records:
+    for r in recs:
         exp = EXPERIMENTS[r.name]
+        title = exp.title.replace("|", "\\|")  # a norm's bars would split the cell
         lines.append(
-            f"| `{r.name}` | {exp.source} | {exp.title} | {_cell(count_states(r.claims))} "
+            f"| `{r.name}` | {exp.source} | {title} | {_cell(count_states(r.claims))} "
             f"| {point_time_s(r.meta):.0f} s |"
         )
     lines += ["", "What does not pass, and why:", ""]
     for f in FINDINGS:
         measured = [
             f"{c.measured} ({state_of(c)})"
-            for r in records
+            for r in recs
             if r.name == f.experiment
             for c in r.claims
             if c.id == f.claim
@@ -81,7 +99,7 @@ def tables(root: Path) -> str:
             f"{f.statement}; this run measures {', '.join(measured) or 'nothing (not run)'}; "
             f"{f.measured}. Settles it: {f.settle}."
         )
-    for r in records:
+    for r in recs:
         for c in r.claims:
             st = state_of(c)
             if st in ("passed", "reported") or finding_of(r.name, c.id):
@@ -93,26 +111,61 @@ def tables(root: Path) -> str:
     return "\n".join(lines)
 
 
-def replace_section(text: str, section: str) -> str:
+def paper_lines(rows: Iterable[tuple[str, dict[str, int], float]], presets: str) -> str:
+    """One Markdown line per source document from `(source, claim counts, point time s)`
+    per experiment: `- **000** title — 6 experiments: 31 passed, 3 failed (55 min of points).`"""
+    papers: dict[str, tuple[int, dict[str, int], float]] = {}
+    for source, counts, seconds in rows:
+        key = source.split()[0]
+        n, total, time_s = papers.get(key, (0, dict.fromkeys(STATES, 0), 0.0))
+        for st, k in counts.items():
+            total[st] += k
+        papers[key] = (n + 1, total, time_s + seconds)
+    n_exp = sum(n for n, _, _ in papers.values())
+    lines = [f"`bottlenecklab reproduce` ({presets} preset), {n_exp} experiments:", ""]
+    for key in sorted(papers):
+        n, total, time_s = papers[key]
+        title = PAPERS.get(key, "")
+        lines.append(
+            f"- **{key}** {title} — {n} experiment{'s' * (n != 1)}: {_cell(total)} "
+            f"({time_s / 60:.0f} min of points)."
+        )
+    return "\n".join(lines)
+
+
+def summary(recs: Sequence[RunRecord]) -> str:
+    """The README's lines: one per source document of these run records."""
+    rows = [
+        (EXPERIMENTS[r.name].source, count_states(r.claims), point_time_s(r.meta)) for r in recs
+    ]
+    return paper_lines(rows, _presets(recs))
+
+
+def replace_section(text: str, section: str, begin: str = BEGIN, end: str = END) -> str:
     """`text` with the part between the markers replaced by `section`."""
     try:
-        return replace_between(text, BEGIN, END, section)
+        return replace_between(text, begin, end, section)
     except ValueError:
-        raise ValueError(f"the README has no {BEGIN} ... {END} markers") from None
+        raise ValueError(f"no {begin} ... {end} markers") from None
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("root", type=Path)
+    p.add_argument("--page", type=Path, default=Path("docs/reproduction.md"))
     p.add_argument("--readme", type=Path, default=Path("README.md"))
     args = p.parse_args(argv)
     try:
-        section = tables(args.root)
-        args.readme.write_text(replace_section(args.readme.read_text(), section))
+        recs = records(args.root)
+        page = replace_section(args.page.read_text(), tables(recs))
+        readme = replace_section(args.readme.read_text(), summary(recs), SUMMARY_BEGIN, SUMMARY_END)
+        # Both texts are built before either file is written: a missing marker writes nothing.
+        atomic_write(args.page, page)
+        atomic_write(args.readme, readme)
     except (OSError, ValueError, KeyError) as e:
         print(f"results_tables: {e}", file=sys.stderr)
         return 2
-    print(f"updated {args.readme} from {args.root}")
+    print(f"updated {args.page} and {args.readme} from {args.root}")
     return 0
 
 

@@ -2,13 +2,15 @@
 (the build of `make test`, passed in `BOTTLENECKLAB_DOCS_SITE`, or built here into a
 temporary folder) is served by `http.server` on 127.0.0.1 and opened in Debian's headless
 Chromium through Selenium, with every other host unreachable. Checks what a reader does:
-search for a word and land on an API page, read a function's signature and docstring."""
+search for a word and land on an API page, read a function's signature and docstring, find
+what the README points to on the pages that hold it."""
 
 from __future__ import annotations
 
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -152,3 +154,48 @@ def test_every_page_of_the_nav_loads_without_console_errors(base_url, browser):
         assert browser.find_element(By.CSS_SELECTOR, "article h1").text, href
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+# The pages that hold what the README used to (issue 35): a section each must show and, for
+# a table under it, its header and a pattern every cell of its last column must match (the
+# bar of an unescaped `||theta||` splits a row, and the cells after it shift left).
+MOVED = [
+    (
+        "reproduction",
+        "every-quick-preset",
+        ["experiment", "source", "reproduces", "claims", "point time"],
+        r"\d+ s",
+    ),
+    ("performance", "speed-make-bench", ["benchmark", "measured", "target"], r"\S.*"),
+    ("performance", "gpu", None, None),
+    ("sweeps", "on-an-existing-ray-cluster", None, None),
+    ("sweeps", "batched-ensembles", None, None),
+    ("reliability", "what-is-guaranteed", None, None),
+    ("convergence", "momenta-at-a-kink-the-certificates-derivatives", None, None),
+    ("reference", "layout", None, None),
+]
+
+
+@pytest.mark.parametrize(("page", "section", "header", "last"), MOVED)
+def test_a_page_moved_from_the_readme_shows_its_section(
+    base_url, browser, page, section, header, last
+):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{base_url}/{page}/")
+    heading = _wait(browser, lambda d: d.find_element(By.ID, section))
+    assert heading.text and heading.is_displayed(), section
+    nav = [
+        a.get_attribute("href")
+        for a in browser.find_elements(By.CSS_SELECTOR, "nav.md-nav--primary a.md-nav__link[href]")
+    ]
+    assert any(f"/{page}/" in href for href in nav), nav  # the page is in the navigation
+    if header is None:
+        return
+    table = heading.find_element(By.XPATH, "./following::table[1]")
+    assert [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")] == header
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert rows
+    for row in rows:
+        cells = [td.text for td in row.find_elements(By.CSS_SELECTOR, "td")]
+        assert len(cells) == len(header) and re.fullmatch(last, cells[-1]), cells

@@ -4,7 +4,7 @@ asserted and stays `failed`, and `make test-slow` fails when it starts to pass.
 
 Each entry holds the experiment, the claim id, the paper's statement and where, what we
 measure (settings and numbers, as the spec records them), the pilots tried and what would
-settle it. The report's "Not reproduced" section and the README's "What fails" are built
+settle it. The report's "Not reproduced" section and the results page's "What does not pass" are built
 from this registry and the latest run's claims.
 """
 
