@@ -11,7 +11,7 @@ lowest-regularized-loss seed and a majority of seeds); at every seed, at
 (held-out k-NN R^2 >= 0.8, untrained < 0.8), paths of different dynamics do not cross
 there (<= 0.1 x the untrained net's crossings), and the first gap layer is invariant to
 rotations about `w`. Reported per seed: regularized loss, the middle layers' Jacobian
-and centred ranks. Quick preset: about 10 min CPU per seed.
+and centred ranks. Quick preset: several minutes of CPU per seed.
 Measurements and pilots: `docs/lab-notes/fcnn.md`.
 """
 
