@@ -15,7 +15,13 @@ import scipy.stats
 import torch
 
 from bottlenecklab.config import apply_overrides
-from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+from bottlenecklab.experiments import (
+    PointResult,
+    get,
+    point_requests,
+    resolve_config,
+    run_experiment,
+)
 
 LINEAR = "linear/representation-cost"
 CLOSED_FORMS = {"remainder_slope", "example20_slope"}
@@ -186,9 +192,10 @@ def _rank_points(
     return out
 
 
-def _rank_verdicts(points) -> dict[str, bool]:
+def _rank_verdicts(points, preset: str = "quick") -> dict[str, bool]:
+    """The asserted claims' verdicts (the quick preset reports `collapse-above`)."""
     exp = get(RANK)
-    return {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), points)}
+    return {c.id: c.passed for c in exp.claims(resolve_config(exp, preset), points) if c.asserted}
 
 
 def test_rank_claims_pass_on_fig1_like_results() -> None:
@@ -202,11 +209,46 @@ def test_rank_claims_pass_on_fig1_like_results() -> None:
         ({"rank": lambda L: 5 if L <= 6 else 4}, "k-star-reached"),
         ({"norm": lambda L, k: 1.5 * k * L + 10.0}, "slope-is-rank"),
         ({"off": lambda L, k: float(L) / 2}, "only-middle-grows"),
-        ({"cost": lambda L: 0.5 if L == 8 else 0.01}, "collapse-above"),
     ],
 )
 def test_rank_claims_fail_on_wrong_results(kwargs, failing) -> None:
     assert _rank_verdicts(_rank_points(**kwargs))[failing] is False
+
+
+def test_collapse_is_asserted_on_the_full_range_and_fails_below_an_all_fit_depth() -> None:
+    """The paper preset's grid reaches the collapse: a net that stops fitting at L = 8
+    below depths where every seed fits fails the claim."""
+    assert _rank_verdicts(_rank_points(), "paper")["collapse-above"] is True
+    bad = _rank_points(cost=lambda L: 0.5 if L == 8 else 0.01)
+    assert _rank_verdicts(bad, "paper")["collapse-above"] is False
+
+
+def test_collapse_is_reported_on_the_cut_quick_grid() -> None:
+    """The quick grid is cut to the depths that certify: every net fits there, so the
+    claim could not fail; it is reported (spec, fourth review)."""
+    exp = get(RANK)
+    cfg = resolve_config(exp, "quick")
+    claims = {c.id: c for c in exp.claims(cfg, _rank_points())}
+    assert not claims["collapse-above"].asserted
+    assert "cut to the depths that certify" in claims["collapse-above"].statement
+    assert max(cfg.depths) < max(resolve_config(exp, "paper").depths)
+
+
+@pytest.mark.parametrize("preset", ["quick", "paper"])
+def test_every_depth_starts_from_its_own_random_init(preset) -> None:
+    """No state crosses depths (spec, fourth review): a point's resolved config and run
+    id, hence its random init (`model.build(seed + 1)`), are the same whichever other
+    depths the grid holds, and differ between seeds."""
+    exp = get(RANK)
+    cfg = resolve_config(exp, preset)
+    L = cfg.depths[len(cfg.depths) // 2]
+    full = {(r.labels["model.depth"], r.labels["seed"]): r for r in point_requests(exp, cfg)}
+    alone = point_requests(exp, apply_overrides(cfg, {"depths": (L,)}))
+    for r in alone:
+        twin = full[(L, r.labels["seed"])]
+        assert r.config == twin.config and r.run_id == twin.run_id
+        assert r.payload == twin.payload
+    assert len({r.run_id for r in alone}) == len(cfg.seeds)
 
 
 def test_rank_claims_fail_when_nothing_fits() -> None:

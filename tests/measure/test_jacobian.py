@@ -9,7 +9,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bottlenecklab.measure import input_jacobians, jacobian_bounds, layer_jacobians
+from bottlenecklab.measure import (
+    input_jacobians,
+    jacobian_bounds,
+    layer_jacobians,
+    representation_jacobian_ranks,
+    representation_jacobians,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import optimal_linear_weights
 
@@ -81,3 +87,31 @@ def test_chain_is_tight_for_the_optimal_linear_factorization():
             b.zero_()
     row = jacobian_bounds(net, torch.randn(2, 4, dtype=torch.float64))[0]
     assert row["norm_sq"] == pytest.approx(row["schatten"], rel=1e-12)
+
+
+@pytest.mark.parametrize("activation", ["leaky_relu", "identity"])
+def test_representation_jacobians_match_autograd(activation):
+    """`d a~_l / dx` by the forward chain equals autograd of each pre-activation."""
+    net = _net(4, 0.2, 1.0, 1.0, activation=activation)
+    X = torch.randn(5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    jacs = representation_jacobians(net, X)
+    for l, G in enumerate(jacs):
+        ref = torch.func.vmap(
+            torch.func.jacrev(lambda x, l=l: net.forward_path(x.unsqueeze(0))[0][l][0])
+        )(X)
+        assert G.shape == ref.shape
+        torch.testing.assert_close(G, ref, rtol=0, atol=1e-12)
+
+
+def test_representation_jacobian_ranks_see_a_rank_two_bottleneck():
+    """A deep linear net through a rank-2 middle weight: layers before it keep rank
+    `min(width, d_in)`, from it on the Jacobian rank is 2."""
+    net = _net(4, 0.2, 0.0, 1.0, activation="identity")
+    with torch.no_grad():
+        W = net.weights[1]
+        U, s, Vh = torch.linalg.svd(W)
+        W.copy_(U[:, :2] @ torch.diag(s[:2]) @ Vh[:2])
+    X = torch.randn(7, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    ranks = representation_jacobian_ranks(net, X)
+    assert ranks.shape == (4, 7)
+    assert (ranks[0] == 4).all() and (ranks[1:] == 2).all()

@@ -57,6 +57,8 @@ from bottlenecklab.measure._jacobian import (
     layer_jacobians,
     log_top_k,
     random_network_slacks,
+    representation_jacobian_ranks,
+    representation_jacobians,
 )
 from bottlenecklab.measure._l2_balance import feasible_balance
 from bottlenecklab.measure._l2_reformulation import (
@@ -259,6 +261,8 @@ __all__ = [
     "reformulated_losses",
     "regularized_loss",
     "representation_bottleneck",
+    "representation_jacobian_ranks",
+    "representation_jacobians",
     "representation_quantities",
     "rollout",
     "rotation_ratio",

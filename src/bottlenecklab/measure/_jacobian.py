@@ -23,6 +23,8 @@ __all__ = [
     "layer_jacobians",
     "log_top_k",
     "random_network_slacks",
+    "representation_jacobian_ranks",
+    "representation_jacobians",
 ]
 
 RANK_REL = 1e-3  # Jacobian rank: s_i > 1e-3 s_1 (spec `depth-and-rank.md`)
@@ -57,6 +59,40 @@ def layer_jacobians(model: Any, X: torch.Tensor) -> tuple[list[torch.Tensor], li
             G = (G @ model.weights[l]) * _activation_slope(model, pre[l - 1]).unsqueeze(1)
             jacs.append(G)
     return jacs[::-1], post
+
+
+def representation_jacobians(model: Any, X: torch.Tensor | np.ndarray) -> list[torch.Tensor]:
+    """Jacobians `d a~_l(x) / dx` of every pre-activation at every row of `X`, float64.
+
+    Forward chain rule on a float64 copy: `G_1 = W_1`,
+    `G_l = W_l diag(sigma'(a~_{l-1})) G_{l-1}` (the slope autograd takes, 1 at `z = 0`).
+
+    Args:
+        model: an `FCNN`; X: inputs `[N, d_in]`.
+    Returns:
+        `[G_1, ..., G_L]`, `G_l` of shape `[N, n_l, d_in]` (`G_L = Jf(x)`).
+    """
+    net = float64_copy(model)
+    X64 = torch.as_tensor(X, dtype=torch.float64)
+    with torch.no_grad():
+        pre, _ = net.forward_path(X64)
+        W1 = net.weights[0].detach()
+        G = W1.expand(X64.shape[0], *W1.shape)  # [N, n_1, d_in]
+        out = [G]
+        for l in range(1, net.depth):
+            G = net.weights[l].detach() @ (_activation_slope(net, pre[l - 1]).unsqueeze(-1) * G)
+            out.append(G)
+    return out
+
+
+def representation_jacobian_ranks(model: Any, X: torch.Tensor | np.ndarray) -> np.ndarray:
+    """Rank of `d a~_l(x) / dx` (`s_i > 1e-3 s_1`, the rule of `jacobian_rank_log_det`,
+    paper 001's rank) per layer and input: `[L, N]` integers (row `l - 1`: layer `l`)."""
+    ranks = []
+    for G in representation_jacobians(model, X):
+        s = jacobian_singular_values(G)  # [N, min(n_l, d_in)]
+        ranks.append([jacobian_rank_log_det(row)[0] for row in s])
+    return np.array(ranks, dtype=int)
 
 
 def input_jacobians(model: Any, X: torch.Tensor | np.ndarray) -> torch.Tensor:

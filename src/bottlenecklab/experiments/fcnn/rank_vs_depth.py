@@ -3,22 +3,25 @@
     bottlenecklab run fcnn/rank-vs-depth --preset quick
 
 ReLU nets (`beta = 1`, `lam = 0.001`) trained on the latent teacher (`k* = 2`) over a grid
-of depths x seeds. Expected: the middle weight rank (singular values of `W_ceil(L/2)`
-above 0.1) falls with depth toward `k*`; within a rank group `||theta||^2 ~ k L + R1`
-(slope = rank); only the middle grows with `L`; too deep nets stop fitting (train cost
->= 0.1) only above every depth where all seeds fit. Quick preset (7 depths x 3 seeds,
-Adam then L-BFGS in float64): 5/5 pass, about 2 min CPU. Measurements and the reasons
-behind the preset: `docs/lab-notes/fcnn.md`.
+of depths x seeds, every net from its own random init (no state crosses depths or seeds).
+Expected: the middle weight rank (singular values of `W_ceil(L/2)` above 0.1) falls with
+depth toward `k*`; within a rank group `||theta||^2 ~ k L + R1` (slope = rank); only the
+middle grows with `L`; too deep nets stop fitting (train cost >= 0.1) only above every
+depth where all seeds fit (asserted on the paper preset's full range; reported on the
+quick grid, cut to the depths that certify). Quick preset: depths 4-12 x 3 seeds, Adam,
+L-BFGS and a smoothed continuation in float64, minutes per net. Measurements and the
+reasons behind the preset: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
+from bottlenecklab.experiments._claims import at_least, at_most, reported, unmeasured
 from bottlenecklab.experiments._spec import (
     Claim,
     Experiment,
@@ -56,6 +59,9 @@ class Config:
             this many distinct depths spanning at least this many layers.
         count_variation: in a tested group, the number of layers with `r_l != rank` may
             vary by at most this (only the middle grows, Fig 1b).
+        assert_collapse: `collapse-above` asserted (a grid that reaches the depths where
+            training fails); False: reported, for a grid cut to the depths that certify,
+            where every net fits and the claim could not fail.
         certify: the convergence certificate of every claim (spec `convergence.md`):
             threshold 1e-2 (the spec's default); the earlier state of value stability is
             the start of the last phase, a short L-BFGS extension (it may stop early).
@@ -82,6 +88,7 @@ class Config:
     min_group_depths: int = 3
     min_group_span: float = 6.0
     count_variation: int = 2
+    assert_collapse: bool = True
     certify: Gate = Gate(earlier=0.0)
 
 
@@ -131,7 +138,10 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         if not done:
             return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
         return [
-            Claim(cid, SOURCE, f"{st} ({why})", "see spec", math.nan, False) for cid, st in CLAIMS
+            Claim(cid, SOURCE, f"{st} ({why})", "see spec", math.nan, False)
+            if cid != "collapse-above" or cfg.assert_collapse
+            else reported(cid, SOURCE, f"{st} ({why}; reported on a cut grid)", math.nan)
+            for cid, st in CLAIMS
         ]
     k = int(fitting[0].scalars["k_star"])
     depth = [r.scalars["depth"] for r in fitting]
@@ -208,16 +218,42 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
         ),
         slope_claim,
         count_claim,
-        at_least(
-            "collapse-above",
-            SOURCE,
-            f"smallest depth of a non-fitting network ({collapse:g}) minus the largest depth "
-            f"where every seed fits ({top_all_fit:g}); > 0 (inf: every network fits)",
-            margin,
-            1e-9,
-        ),
+        collapse_claim(cfg, margin, collapse, top_all_fit),
     ]
 
+
+def collapse_claim(cfg: Config, margin: float, collapse: float, top_all_fit: float) -> Claim:
+    """`collapse-above`: asserted on a grid that reaches the depths where training fails,
+    reported on a grid cut to the depths that certify (`Config.assert_collapse`)."""
+    statement = (
+        f"smallest depth of a non-fitting network ({collapse:g}) minus the largest depth "
+        f"where every seed fits ({top_all_fit:g}); > 0 (inf: every network fits)"
+    )
+    if not cfg.assert_collapse:
+        return reported(
+            "collapse-above",
+            SOURCE,
+            f"{statement}; reported: the grid is cut to the depths that certify "
+            f"({', '.join(f'{L:g}' for L in cfg.depths)}; the paper preset asserts it)",
+            margin,
+        )
+    return at_least("collapse-above", SOURCE, statement, margin, 1e-9)
+
+
+# The smoothed continuation after L-BFGS: three L-BFGS runs of 200 at each sharpness
+# beta, then trust region, longer at the smaller beta (its inner problem is better
+# conditioned there); lab notes `fcnn.md`, 2026-11-28.
+SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
+    {"optimizer": "lbfgs", "steps": 200, "lr": 1.0, "smooth": beta}
+    for beta in (1e2, 1e3, 1e4, 1e5, 1e6, 1e7)
+    for _ in range(3)
+) + tuple(
+    {"optimizer": "trust_region", "steps": steps, "lr": 1.0, "smooth": beta}
+    for beta, steps in ((1e4, 200), (1e5, 200), (1e6, 100), (1e7, 100))
+)
+
+# The quick grid: the depths that certify (lab notes `fcnn.md`, 2026-11-28).
+QUICK_DEPTHS: tuple[int, ...] = (4, 6, 8, 10, 12)
 
 # Presets: only what changes, with the reason.
 PRESETS = {
@@ -235,30 +271,36 @@ PRESETS = {
         "train.log_every": 10,
         "train.checkpoint_every": 20,
     },
-    # Minutes on one core (measured numbers in docs/lab-notes/fcnn.md). From the spec's
-    # starting point (N = 256, width 48, 3 seeds, He init, Adam 4000 + 1000 GD), changed:
-    # He init x 0.7 (at He init the nets interpolate with middle rank 31-38 and
-    # ||theta||^2 = 70-480 after 5000 steps; at x 0.5 every net with L >= 16 collapses to
-    # zero); L-BFGS instead of GD after Adam (Adam and GD leave the unused singular values
-    # almost untouched: weight decay shrinks them like e^{-2 lam eta t}; 250 L-BFGS steps
-    # take an L = 8 middle rank from 15 to 3), float64 for L-BFGS; N = 128, width 32 and
-    # 7 depths to fit the time.
+    # Minutes per net on one core (measured numbers and the reasons in
+    # docs/lab-notes/fcnn.md). From the spec's starting point (N = 256, width 48, 3 seeds,
+    # He init, Adam 4000 + 1000 GD), changed: He init x 0.7; float64; Adam, then L-BFGS
+    # (Adam and GD leave the unused singular values almost untouched), then the smoothed
+    # continuation (L-BFGS and trust region on softplus-smoothed ReLUs, sharpness beta),
+    # which walks on past the kinks where exact L-BFGS stops; N = 128, width 32. Every
+    # net starts from its own random init. The grid is cut to the depths that certify on
+    # a 2-core budget (spec, fourth review): `collapse-above` is reported; the full range
+    # stays in the paper preset.
     "quick": {
         "task.n_train": 128,
         "task.n_test": 128,
         "model.width": 32,
         "model.init_scale": 0.7,
-        "depths": (4, 6, 8, 10, 12, 16, 20),
+        "depths": QUICK_DEPTHS,
         "seeds": (0, 1, 2),
+        "assert_collapse": False,
         "train.dtype": "float64",
         "train.lr_per_depth": False,
         "train.phases": (
             {"optimizer": "adam", "steps": 1500, "lr": 1e-3, "schedule": "cosine"},
             {"optimizer": "lbfgs", "steps": 400, "lr": 1.0},
-            # the certificate's extension: value stability compares its start and end
+            *SMOOTHED_STAGES,
+            # exact; also the certificate's extension: value stability compares its start
+            # and end (`certify.earlier = 0`)
             {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},
         ),
         "train.log_every": 100,
+        # the kink band must hold the last smoothing's band (|z| < 4.6 / beta at 1e7)
+        "certify.tau": 1e-5,
     },
     # Our paper-scale choice (paper 001 gives no sizes): the base config.
     "paper": {},

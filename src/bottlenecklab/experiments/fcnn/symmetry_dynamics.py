@@ -4,11 +4,14 @@
 
 A deep ReLU net learns the costs `(C(v(0)), ..., C(v(T)))` along GD on
 `C(v) = ||v v^T - (w w^T + E)||_F^2`; for `E = 0` they depend on `v` only through
-`u = ((w^T v)^2, ||(I - w w^T) v||^2)` (bottleneck rank 2). Expected: middle weights
-have their largest gap at `i = 2`; at `l = ceil(0.24 L)` the layer's 2-D state (top-2
-PCA) and `u` determine each other (held-out k-NN R^2 >= 0.8, untrained < 0.8), paths of
-different dynamics do not cross there (<= 0.1 x the untrained net's crossings); the
-first gap layer is invariant to rotations about `w`. Quick preset: about 10 min CPU.
+`u = ((w^T v)^2, ||(I - w w^T) v||^2)` (bottleneck rank 2). One net per seed (a grid of
+seeds 0, 1, 2). Expected: middle weights have their largest gap at `i = 2` (in the
+lowest-regularized-loss seed and a majority of seeds); at every seed, at
+`l = ceil(0.24 L)` the layer's 2-D state (top-2 PCA) and `u` determine each other
+(held-out k-NN R^2 >= 0.8, untrained < 0.8), paths of different dynamics do not cross
+there (<= 0.1 x the untrained net's crossings), and the first gap layer is invariant to
+rotations about `w`. Reported per seed: regularized loss, the middle layers' Jacobian
+and centred ranks. Quick preset: several minutes of CPU per seed.
 Measurements and pilots: `docs/lab-notes/fcnn.md`.
 """
 
@@ -32,6 +35,7 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.measure import (
+    centred_rank,
     costs,
     curve_distances,
     invariant_coordinates,
@@ -41,6 +45,8 @@ from bottlenecklab.measure import (
     path_crossings,
     pca_states,
     random_projection_crossings,
+    regularized_loss,
+    representation_jacobian_ranks,
     rotation_ratio,
     state_bijection_r2,
 )
@@ -57,6 +63,9 @@ class Config:
     the spec's smaller sizes.
 
     Args:
+        seeds: the seeds of the grid (data, `w`, `E` and init); `middle-gap-at-2` needs
+            the lowest-regularized-loss seed and a majority of them, the other asserted
+            claims every seed.
         gap_rank: the expected position `i` of the largest gap; min_gap: its size.
         pca_fraction: `l = ceil(pca_fraction * L)` for the 2-D state (paper: 6/25).
         n_paths: test paths (state metric, crossings, rotation ratios).
@@ -88,6 +97,7 @@ class Config:
         log_every=500,
     )
     seed: int = 0
+    seeds: tuple[int, ...] = (0, 1, 2)
     gap_rank: int = 2
     min_gap: float = 3.0
     pca_fraction: float = 0.24
@@ -120,6 +130,16 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     L = model.depth
     scalars = costs(model, data)
     scalars["relative_train_cost"] = scalars["train_cost"] / float(data.y_train.var(axis=0).sum())
+    # the regularized training loss C + lam ||theta||^2 (which seed is the lowest)
+    scalars["reg_loss"] = regularized_loss(
+        model, data.x_train, data.y_train, cfg.train.lam, cfg.train.cost
+    )["loss"]
+    # per layer: 001's rank (of d a~_l / dx, median over the training inputs) and the
+    # affine dimension of the pre-activations a~_l(X) (centred rank, spec Decision)
+    jac_ranks = np.median(representation_jacobian_ranks(model, data.x_train), axis=1)  # [L]
+    with torch.no_grad():
+        pre, _ = model.forward_path(torch.as_tensor(data.x_train, dtype=model.weights[0].dtype))
+    centred = [centred_rank(z) for z in pre]
     # the same network at its initialization (run_point's seed and dtype)
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
@@ -133,7 +153,13 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     layers, spectra, states = [], [], {}
     for l, W in enumerate(model.weights, start=1):
         i, gap = largest_gap(W)
-        row = {"layer": l, "gap_index": i, "gap": gap}
+        row = {
+            "layer": l,
+            "gap_index": i,
+            "gap": gap,
+            "jacobian_rank": float(jac_ranks[l - 1]),
+            "centred_rank": float(centred[l - 1]),
+        }
         if l < L:  # alpha_l exists for l = 1..L-1
             r2, z_fit, z_test = _state_metrics(model, l, fit, test, u_fit, u_test, cfg.knn)
             r2_init, zi_fit, zi_test = _state_metrics(init, l, fit, test, u_fit, u_test, cfg.knn)
@@ -150,6 +176,9 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     good = [r for r in middle if r["gap_index"] == cfg.gap_rank and r["gap"] >= cfg.min_gap]
     scalars["middle_layers"] = float(len(middle))
     scalars["middle_gap_layers"] = float(len(good))
+    scalars["middle_jacobian_rank"] = max(r["jacobian_rank"] for r in middle)
+    scalars["middle_centred_rank"] = max(r["centred_rank"] for r in middle)
+    scalars["output_jacobian_rank"] = layers[-1]["jacobian_rank"]  # Rank Jf(x), median
     scalars["pca_layer"] = float(pca_layer)
     at = layers[pca_layer - 1]
     scalars["state_r2"], scalars["state_r2_init"] = at["state_r2"], at["state_r2_init"]
@@ -209,89 +238,168 @@ CLAIMS = (
     ("state-is-u", "the layer's 2-D state is the task's summary statistic, up to bijection"),
     ("paths-uncrossed", "paths of different dynamics do not cross"),
     ("rotation-invariant", "the first gap layer is invariant to rotations about w"),
+    ("seed-ranks", "per seed: regularized loss, middle Jacobian and centred ranks"),
     ("layer2-rotation-ratio", "layer-2 rotation ratio"),
     ("pca-crossings", "raw PCA crossings against random 2-D projections"),
     ("step-consistency", "one-step self-consistency of the 2-D state"),
 )
 
 
+def lowest_loss(results: list[PointResult]) -> PointResult | None:
+    """The finished point with the lowest regularized training loss (`reg_loss`), or None."""
+    done = [r for r in results if r.status == "done"]
+    return min(done, key=lambda r: r.scalars["reg_loss"], default=None)
+
+
+def _seed(r: PointResult) -> str:
+    return str(r.point.get("seed", "?"))
+
+
+def _middle_ranks(r: PointResult, key: str) -> str:
+    """`key` of the middle-third layers of one point, e.g. `2/2/3/2`."""
+    L = len(r.layers)
+    return "/".join(f"{row[key]:g}" for row in r.layers if L / 3 < row["layer"] <= 2 * L / 3)
+
+
+def gap_over_seeds(cfg: Config, results: list[PointResult]) -> Claim:
+    """`middle-gap-at-2` over the preset's seeds (spec, fourth review): the lowest-loss seed
+    and a majority of the seeds (every grid point counts; an unfinished one fails) each
+    have the gap in a majority of their middle-third layers. Measured: how many seeds do."""
+    done = [r for r in results if r.status == "done"]
+    best = lowest_loss(results)
+    ok = {r.id: r.scalars["middle_gap_layers"] >= r.scalars["middle_layers"] // 2 + 1 for r in done}
+    n, need = len(results), len(results) // 2 + 1
+    per_seed = "; ".join(
+        f"seed {_seed(r)}: {r.scalars['middle_gap_layers']:g}/{r.scalars['middle_layers']:g} "
+        f"layers, loss {r.scalars['reg_loss']:.7g}"
+        for r in done
+    )
+    claim = at_least(
+        "middle-gap-at-2",
+        SOURCE,
+        f"seeds (of {n}) whose middle-third layers have their largest gap s_i/s_(i+1) at "
+        f"i = {cfg.gap_rank}, >= {cfg.min_gap:g}, in a majority of those layers; a majority "
+        f"of seeds needed, the lowest-regularized-loss seed among them "
+        f"(seed {_seed(best) if best else '?'}); {per_seed}",
+        float(sum(ok.values())),
+        need,
+    )
+    best_ok = best is not None and ok[best.id]
+    return dataclasses.replace(
+        claim,
+        expected=f"{claim.expected}; the lowest-loss seed among them",
+        passed=claim.passed and best_ok,
+    )
+
+
 def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The Fig 2 claims (spec table); the runner gates them by the certificate (`reads`)."""
+    """The Fig 2 claims (spec table) over the preset's seeds; the runner gates them by the
+    certificate of every seed (`reads`). `middle-gap-at-2` needs the lowest-loss seed and a
+    majority (`gap_over_seeds`); the 2-D state claims hold at every seed (their worst
+    value); the reported numbers are the lowest-loss seed's."""
     done = [r for r in results if r.status == "done"]
     if not done:
         why = results[0].message if results else "no run"
         return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
-    sc, rows = done[0].scalars, done[0].layers
+    if len(done) < len(results):  # a seed missing: the every-seed claims are not measured
+        why = f"{len(results) - len(done)} of {len(results)} seeds did not finish"
+        return [gap_over_seeds(cfg, results)] + [
+            unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS[1:]
+        ]
+    best = lowest_loss(done)
+    sc, rows = best.scalars, best.layers
     n_mid = int(sc["middle_layers"])
     l = int(sc["pca_layer"])
+    seeds = ", ".join(_seed(r) for r in done)
     per_layer = ", ".join(
         f"{r['state_r2']:.2f}/{r['state_r2_init']:.2f}"
         for r in rows
         if r.get("state_r2") is not None
     )
+    r2 = min(r.scalars["state_r2"] for r in done)
+    r2_init = max(r.scalars["state_r2_init"] for r in done)
     state = at_least(
         "state-is-u",
         "001 §5, Fig 2",
-        f"at l = {l}: smallest held-out k-NN R^2 (k = {cfg.knn}) of z -> u_1, z -> u_2, "
-        "u -> z_1, u -> z_2 (z: top-2 PCA of alpha_l fitted on the training paths, "
-        "u = ((w^T v)^2, ||(I - w w^T) v||^2), test paths); the untrained net at init must "
-        f"stay < {cfg.min_state_r2:g} (measured {sc['state_r2_init']:.3f}); trained/untrained "
-        f"per layer l = 1..L-1: {per_layer}",
-        sc["state_r2"],
+        f"at l = {l}, smallest over seeds {seeds}: smallest held-out k-NN R^2 (k = {cfg.knn}) "
+        "of z -> u_1, z -> u_2, u -> z_1, u -> z_2 (z: top-2 PCA of alpha_l fitted on the "
+        "training paths, u = ((w^T v)^2, ||(I - w w^T) v||^2), test paths); the untrained net "
+        f"at init must stay < {cfg.min_state_r2:g} (largest over seeds {r2_init:.3f}); "
+        f"trained/untrained per layer l = 1..L-1, seed {_seed(best)}: {per_layer}",
+        r2,
         cfg.min_state_r2,
     )
     state = dataclasses.replace(
         state,
         expected=f"{state.expected}; untrained < {cfg.min_state_r2:g}",
         # the metric must tell the untrained net apart
-        passed=state.passed and sc["state_r2_init"] < cfg.min_state_r2,
+        passed=state.passed and r2_init < cfg.min_state_r2,
+    )
+    far = [r.scalars["far_crossing_ratio"] for r in done]
+    rot = [r.scalars["rotation_ratio"] for r in done]
+    # NaN (no untrained crossings, no gap layer) is the worst value: the claim fails
+    worst_far = math.nan if any(map(math.isnan, far)) else max(far)
+    worst_rot = math.nan if any(map(math.isnan, rot)) else max(rot)
+    ranks = "; ".join(
+        f"seed {_seed(r)}: loss {r.scalars['reg_loss']:.7g}, middle layers' Jacobian ranks "
+        f"{_middle_ranks(r, 'jacobian_rank')}, centred ranks {_middle_ranks(r, 'centred_rank')}"
+        f", Rank Jf {r.scalars['output_jacobian_rank']:g}"
+        for r in done
     )
     out = [
-        at_least(
-            "middle-gap-at-2",
-            SOURCE,
-            f"layers (of the {n_mid} in the middle third) whose largest gap s_i/s_(i+1) is at "
-            f"i = {cfg.gap_rank} and >= {cfg.min_gap:g}; a majority needed",
-            sc["middle_gap_layers"],
-            n_mid // 2 + 1,
-        ),
+        gap_over_seeds(cfg, results),
         state,
         at_most(
             "paths-uncrossed",
             "001 §5, Fig 2",
-            f"crossings in the PCA plane at l = {l} between test paths whose exact u-curves "
-            f"are > {cfg.apart:g} sd apart ({sc['far_crossings']:g}) over the untrained "
-            f"net's ({sc['far_crossings_init']:g})",
-            sc["far_crossing_ratio"],
+            f"largest over seeds {seeds}: crossings in the PCA plane at l = {l} between test "
+            f"paths whose exact u-curves are > {cfg.apart:g} sd apart over the untrained net's "
+            "(per seed: "
+            + ", ".join(
+                f"{r.scalars['far_crossings']:g}/{r.scalars['far_crossings_init']:g}" for r in done
+            )
+            + ")",
+            worst_far,
             cfg.crossing_ratio,
         ),
         at_most(
             "rotation-invariant",
             SOURCE,
-            f"median ||a(Qv) - a(v)|| / ||a(v + delta) - a(v)|| at the first layer with the gap "
-            f"(l = {sc['gap_layer']:g})",
-            sc["rotation_ratio"],
+            f"largest over seeds {seeds}: median ||a(Qv) - a(v)|| / ||a(v + delta) - a(v)|| at "
+            "the first layer with the gap (per seed: "
+            + ", ".join(f"l = {r.scalars['gap_layer']:g}: {x:.3g}" for r, x in zip(done, rot))
+            + ")",
+            worst_rot,
             cfg.rotation_bound,
+        ),
+        reported(
+            "seed-ranks",
+            SOURCE,
+            f"the lowest-loss seed's ({_seed(best)}) largest median Jacobian rank of "
+            f"d a~_l/dx over the {n_mid} middle-third layers (s_i > 1e-3 s_1, 001's rank; "
+            f"centred: affine dimension, s_i > 0.2 s_1); {ranks}",
+            sc["middle_jacobian_rank"],
         ),
         reported(
             "layer2-rotation-ratio",
             SOURCE,
-            "the same median ratio at layer 2 (heat map in the figure)",
+            f"the same median ratio at layer 2, seed {_seed(best)} (heat map in the figure)",
             sc["rotation_ratio_layer2"],
         ),
         reported(
             "pca-crossings",
             SOURCE,
-            f"all crossings of the {cfg.n_paths} test paths in the PCA plane at l = {l} "
-            f"(untrained: {sc['pca_crossings_init']:g}; exact u: {sc['u_crossings']:g}; mean "
-            f"of {cfg.n_random} random 2-D projections of v(t): {sc['random_crossings']:.1f})",
+            f"seed {_seed(best)}: all crossings of the {cfg.n_paths} test paths in the PCA "
+            f"plane at l = {l} (untrained: {sc['pca_crossings_init']:g}; exact u: "
+            f"{sc['u_crossings']:g}; mean of {cfg.n_random} random 2-D projections of v(t): "
+            f"{sc['random_crossings']:.1f})",
             sc["pca_crossings"],
         ),
         reported(
             "step-consistency",
             SOURCE,
-            f"held-out k-NN R^2 of z(t) -> z(t+1) - z(t) at l = {l} (smaller of the two "
-            "coordinates)",
+            f"seed {_seed(best)}: held-out k-NN R^2 of z(t) -> z(t+1) - z(t) at l = {l} "
+            "(smaller of the two coordinates)",
             sc["step_r2"],
         ),
     ]
@@ -308,6 +416,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "model.width": 8,
         "n_paths": 10,
         "map_resolution": 9,
+        "seeds": (0, 1),
         "train.phases": ({"optimizer": "adam", "steps": 20, "lr": 1e-3},),
         "train.log_every": 10,
     },
@@ -348,7 +457,7 @@ EXPERIMENT = Experiment(
     title="A rotation symmetry gives bottleneck rank 2: gaps, the 2-D state, invariance",
     config=Config(),
     presets=PRESETS,
-    grid={},
+    grid={"seed": "seeds"},
     measure=measure,
     claims=claims,
     figures=("symmetry_dynamics",),
