@@ -425,3 +425,14 @@ def test_overhead_with_control_times_three_arms_and_needs_adaptive_steps() -> No
     fixed = LeakyResNetConfig(width=6, depth=4, leak=1.0).build(data.d_in, data.d_out, seed=1)
     with pytest.raises(ValueError, match="adaptive"):
         overhead_with_control(fixed, data, TrainConfig())
+
+
+def test_path_length_constant_is_the_registered_finding() -> None:
+    """The re-measured finding (plain length, slope 0.70 at a fixed rho L~) stays
+    registered on `path-length-constant`: a failing plain length carries it."""
+    exp, points = get(PATH), _path_points(lambda L: 200.0 * L**0.7)
+    cfg = resolve_config(exp, "quick")
+    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, points), points)}
+    assert claims["path-length-constant"].state == "failed"
+    assert claims["path-length-constant"].finding == f"{PATH}:path-length-constant"
+    assert claims["path-length-sublinear"].finding is None
