@@ -66,6 +66,9 @@ FINDINGS: tuple[Finding, ...] = (
             "sublinear, what Thm 4 needs), 2026-11-28. Not constant in any of the three"
         ),
         pilots=(
+            "the same recipe at the fixed depth 30 (rho L~ = 0.2, 0.4, 0.8; stationarity "
+            "0.050, 0.087, 0.135): plain length 535, 863, 1139 (slope 0.54); l_gamma at "
+            "1/L~ 71.6, 110.3, 182.7 (0.68); at gamma_l 31.3, 41.5, 51.2 (0.355)",
             "before the re-measurement, l_gamma at gamma_l = 1e-3 ||K_l||_op at depth 30: "
             "31.2, 41.5, 49.9 at L~ = 6, 12, 24 (slope 0.34), 51.6 at L~ = 36 (depth 60)",
             "three times the L-BFGS steps: l_gamma 49.5 at L~ = 24",
