@@ -257,7 +257,7 @@ def _path_points(path_length, used=(0.5, 0.5), leaks=(6.0, 12.0, 24.0), metric=N
                     "path_length_plain": path_length(leak),
                     "path_length": metric(leak),
                     "path_length_const": metric(leak),
-                    "rho_leak": 0.4,
+                    "rho_leak_max": 0.4,
                     "B_max": 3.0,
                     "BS_max": 1.0 + 0.01 * leak,
                     "thm4_window_used_max": u[0],

@@ -128,7 +128,7 @@ def measure(model, data, cfg: Config) -> Measurement:
         }
         for i, row in enumerate(table.rows)
     ]
-    scalars["rho_leak"] = float(table.column("rho").max() * leak)
+    scalars["rho_leak_max"] = float(table.column("rho").max() * leak)
     scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())
     return Measurement(scalars=scalars, layers=rows, spectra=table.spectra)
 
@@ -189,7 +189,7 @@ def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
             "000 App B, Fig 3",
             f"the path length sum_l rho_l ||V_l||_F (App B's int ||dA_p/dp|| dp, no kernel "
             f"metric) stays relatively constant as L~ grows ({leaks}; depths {depths}, "
-            f"rho L~ up to {max(vals('rho_leak')):.3g}): log-log slope against L~ (values "
+            f"rho L~ up to {max(vals('rho_leak_max')):.3g}): log-log slope against L~ (values "
             f"{listed('path_length_plain')})",
             slope("path_length_plain"),
             cfg.constant_exponent,
