@@ -7,6 +7,7 @@ import sys
 import torch
 
 from benchmarks import (
+    adaptive_overhead,
     certify,
     compiled,
     continuation,
@@ -23,6 +24,7 @@ from benchmarks import (
 )
 
 BENCHMARKS = {
+    "adaptive-overhead": adaptive_overhead.main,
     "certify": certify.main,
     "compiled": compiled.main,
     "continuation": continuation.main,

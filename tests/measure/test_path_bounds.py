@@ -64,25 +64,78 @@ def test_theorem4_inequalities_hold(trained, table) -> None:
     assert t["thm4_sgc"] > 0 and t["thm4_gc"] > 0
 
 
-def test_theorem4_per_layer_fails_exactly_where_its_square_root_argument_is_negative(
-    table,
-) -> None:
-    """(2) read with its argument clipped at 0 differs from the plain reading only at the
-    layers where `COI_gamma + (2/L~)H < 0`; a layer pushed below 0 is counted there."""
-    t = measure.theorem4(table, LEAK)
-    assert (
-        t["thm4_per_layer_frac"] + t["thm4_per_layer_negative_arg"]
-        >= t["thm4_per_layer_frac_clipped"] - 1e-12
-    )
+def test_plain_path_length_is_the_weighted_sum_of_frobenius_velocities(table) -> None:
+    """App B's path length has no kernel metric; `||V||_(K+gamma I) <= ||V||_F / sqrt(gamma)`
+    (since `(K + gamma I)^{-1} <= gamma^{-1} I`)."""
+    expected = sum(r["rho"] * r["V_frob"] for r in table.rows)
+    assert math.isclose(measure.plain_path_length(table), expected, rel_tol=1e-12)
+    for r in table.rows:
+        assert r["V_norm"] <= r["V_frob"] / math.sqrt(r["gamma"]) * (1 + 1e-9)
+
+
+def test_theorem4_window_applies_the_theory_to_the_table(table) -> None:
+    """Each layer with its own `gamma_l` and `||B_l||`, `H` the median; the summary keys."""
+    w = measure.theorem4_window(table, LEAK)
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
-    low = dataclasses.replace(
-        table,
-        rows=[r | {"coi_gamma": rank_h - 0.1} if i == 3 else r for i, r in enumerate(table.rows)],
+    expected = theory.thm4_layer_window(
+        table.column("V_norm"),
+        table.column("coi_gamma"),
+        rank_h,
+        table.column("gamma"),
+        table.column("B_norm"),
+        LEAK,
     )
-    u = measure.theorem4(low, LEAK)
-    assert u["thm4_per_layer_negative_arg"] >= 1 / len(table.rows)
-    assert u["thm4_per_layer_arg_min"] <= -0.1 + 1e-9
-    assert u["thm4_per_layer_arg_floor"] <= 0.0
+    np.testing.assert_array_equal(w.used, expected.used)
+    np.testing.assert_allclose(
+        w.lower, -LEAK * np.sqrt(table.column("gamma")) * table.column("B_norm")
+    )
+    t = measure.theorem4(table, LEAK)
+    assert t["thm4_window_used_max"] == float(np.abs(w.used).max())
+    assert t["thm4_window_holds"] == float(w.holds.mean())
+    assert t["thm4_arg_negative"] == float((w.arg < 0).sum())
+
+
+def _exceed(rows: list[dict], i: int, leak: float, rank_h: float) -> list[dict]:
+    """`rows` with layer `i`'s velocity scaled to 1.5 times its window's upper end above
+    `L~ sqrt((a_i)_+)`."""
+    r = rows[i]
+    a = max(r["coi_gamma"] - rank_h, 0.0)
+    top = 2 * leak * math.sqrt(r["gamma"]) * r["B_norm"]
+    return [
+        q | {"V_norm": leak * math.sqrt(a) + 1.5 * top} if k == i else q for k, q in enumerate(rows)
+    ]
+
+
+def test_theorem4_per_layer_fails_at_a_layer_whose_velocity_exceeds_its_window(table) -> None:
+    """Counter-case: one layer's `||V||` scaled past its window fails (2) there; the other
+    layers keep their used fractions."""
+    rank_h = statistics.median(r["rank_H"] for r in table.rows)
+    bad = dataclasses.replace(table, rows=_exceed(table.rows, 4, LEAK, rank_h))
+    w, w0 = measure.theorem4_window(bad, LEAK), measure.theorem4_window(table, LEAK)
+    assert not w.holds[4] and w.used[4] == pytest.approx(1.5)
+    np.testing.assert_array_equal(np.delete(w.used, 4), np.delete(w0.used, 4))
+    t = measure.theorem4(bad, LEAK)
+    assert t["thm4_window_used_max"] == pytest.approx(1.5)
+    assert t["thm4_window_holds"] == pytest.approx(np.delete(w0.holds, 4).sum() / len(table.rows))
+
+
+def test_ridge_layers_at_one_gamma(trained, table) -> None:
+    """`ridge_layers` at `gamma = 1/L~`: the same momenta and Hamiltonians as the table,
+    (1)'s path length, and the window's counter-case at that ridge."""
+    model, data = trained
+    gamma = 1.0 / LEAK
+    r = measure.ridge_layers(model, data.x_train, data.y_train, LAM, gamma)
+    np.testing.assert_allclose(r.rank_h, table.column("rank_H"), rtol=1e-10)
+    np.testing.assert_allclose(r.b_norm, table.column("B_norm"), rtol=1e-10)
+    t = measure.theorem4_constant_gamma(model, data.x_train, data.y_train, LAM, gamma)
+    assert t["path_length_const"] == pytest.approx(r.path_length(), rel=1e-12)
+    assert t["thm4_window_used_max_const"] == float(np.abs(r.window(LEAK).used).max())
+    w = r.window(LEAK)
+    top = 2 * LEAK * math.sqrt(gamma) * r.b_norm[2]
+    v = r.v_norm.copy()
+    v[2] = LEAK * math.sqrt(max(w.arg[2], 0.0)) + 1.5 * top
+    bad = dataclasses.replace(r, v_norm=v).window(LEAK)
+    assert not bad.holds[2] and bad.used[2] == pytest.approx(1.5)
 
 
 def test_theorem4_identity_at_every_layer(table) -> None:

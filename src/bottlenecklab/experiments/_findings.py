@@ -55,20 +55,29 @@ FINDINGS: tuple[Finding, ...] = (
         experiment="leaky-resnet/path-bounds",
         claim="path-length-constant",
         source="000 App B, Fig 3",
-        statement="the path length stays relatively constant as the effective depth grows",
+        statement=(
+            "the path length int ||dA_p/dp|| dp stays relatively constant as the effective "
+            "depth grows"
+        ),
         measured=(
-            "converged quick networks (critical-point residuals 0.09-0.14): path length "
-            "31.2, 41.5, 49.9 at L~ = 6, 12, 24 (log-log slope 0.34) and 51.6 at L~ = 36 "
-            "(depth 60; slope 0.29 from 24 to 36); l_gamma / L~ falls 5.2, 3.5, 2.1, 1.4: "
-            "sublinear (what Thm 4 needs), not constant at L~ <= 36"
+            "certified quick networks (seed 0, stationarity 0.096, 0.087, 0.079) at a fixed "
+            "rho L~ = 0.4 (depths 15, 30, 60): the plain path length sum_l rho_l ||V_l||_F "
+            "is 503, 863, 1335 at L~ = 6, 12, 24 (log-log slope 0.70); in the (K + gamma I) "
+            "metric at gamma = 1/L~ 77.0, 110.3, 158.6 (slope 0.52), at gamma_l = "
+            "1e-3 ||K_l||_op 34.3, 41.5, 47.0 (slope 0.23; l_gamma / L~ falls 5.7, 3.5, 2.0: "
+            "sublinear, what Thm 4 needs), 2026-11-28. Not constant in any of the three"
         ),
         pilots=(
-            "three times the L-BFGS steps: path length 49.5 at L~ = 24",
-            "the trust-region recipe: slope 0.355",
-            "depth 60 to reach L~ = 36: slope 0.29 from 24 to 36",
+            "the same recipe at the fixed depth 30 (rho L~ = 0.2, 0.4, 0.8; stationarity "
+            "0.050, 0.087, 0.135): plain length 535, 863, 1139 (slope 0.54); l_gamma at "
+            "1/L~ 71.6, 110.3, 182.7 (0.68); at gamma_l 31.3, 41.5, 51.2 (0.355)",
+            "before the re-measurement, l_gamma at gamma_l = 1e-3 ||K_l||_op at depth 30: "
+            "31.2, 41.5, 49.9 at L~ = 6, 12, 24 (slope 0.34), 51.6 at L~ = 36 (depth 60)",
+            "three times the L-BFGS steps: l_gamma 49.5 at L~ = 24",
+            "the trust-region recipe: slope 0.355 of l_gamma",
         ),
         settle="a paper-size sweep to L~ >= 48 on a GPU",
-        spec="leaky-resnets.md, Findings",
+        spec="leaky-resnets.md, Findings (re-measured as its fourth review asks)",
     ),
     Finding(
         experiment="talk/tripoints",

@@ -92,10 +92,15 @@ from bottlenecklab.measure._linear_net import (
 from bottlenecklab.measure._nonnegativity import negative_mass
 from bottlenecklab.measure._ntk import ntk_along_gd, ntk_lambda_max, ntk_matrix, ntk_trace
 from bottlenecklab.measure._path_bounds import (
+    RidgeLayers,
     momentum_bounds,
     path_length,
+    plain_path_length,
+    ridge_layers,
     theorem4,
     theorem4_constant_gamma,
+    theorem4_window,
+    window_summary,
 )
 from bottlenecklab.measure._pca import pca_paths
 from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
@@ -168,6 +173,7 @@ __all__ = [
     "RankReading",
     "RankRule",
     "RepresentationAccumulator",
+    "RidgeLayers",
     "accuracy",
     "balance_residuals",
     "balancedness_residual",
@@ -251,6 +257,7 @@ __all__ = [
     "pca_paths",
     "pca_paths2d",
     "pca_states",
+    "plain_path_length",
     "plateau_start",
     "precision_of",
     "prune_one_dim",
@@ -264,6 +271,7 @@ __all__ = [
     "representation_jacobian_ranks",
     "representation_jacobians",
     "representation_quantities",
+    "ridge_layers",
     "rollout",
     "rotation_ratio",
     "saddle_layers",
@@ -272,9 +280,11 @@ __all__ = [
     "step_profile",
     "theorem4",
     "theorem4_constant_gamma",
+    "theorem4_window",
     "tripoints",
     "uncentered_pca",
     "weak_balancedness",
     "weight_quantities",
     "weight_spectra",
+    "window_summary",
 ]

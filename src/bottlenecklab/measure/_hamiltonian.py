@@ -54,6 +54,7 @@ INPUT_PAIRED = (
     "rank_H_gamma",
     "BS_norm",
     "V_norm",
+    "V_frob",
 )
 
 
@@ -271,7 +272,8 @@ def leaky_resnet_layers(
       `cp_residual_clarke` (only with `clarke=True`): the same in its Clarke form
       (`clarke_critical_point_residuals`: `sigma'(0)` free in `[0, 1]` on the kinks);
       `rank_H_autograd` (only with `clarke=True`): `rank_H` with autograd's momenta;
-      `B_norm` = `||B_l||_F`, `BS_norm` = `||B_l^T S_{l-1}||_F`, `V_norm` = `||V_l||_{K+gamma I}`;
+      `B_norm` = `||B_l||_F`, `BS_norm` = `||B_l^T S_{l-1}||_F`, `V_norm` = `||V_l||_{K+gamma I}`,
+      `V_frob` = `||V_l||_F` (the plain velocity, paper 000 App B);
       `negative_mass` = `(||A_l||^2 - ||relu(A_l)||^2) / ||A_l||^2` (Prop 5);
       `W_norm_sq` = `||W_l||_F^2`, `bias_norm_sq` = `||b_l||^2` (Prop 10).
 
@@ -346,6 +348,7 @@ def leaky_resnet_layers(
                 "B_norm": float(Bl.norm()),
                 "BS_norm": float(BS.norm()),
                 "V_norm": float(np.sqrt(max(v2, 0.0))),
+                "V_frob": float(V.norm()),
                 "negative_mass": float(theory.negative_mass(A)),
                 "W_norm_sq": float(Wl.pow(2).sum()),
                 "bias_norm_sq": float(Wl[:, w].pow(2).sum()),

@@ -1,17 +1,21 @@
-"""Path length, momentum sizes and both sides of Theorem 4 (paper 000, §2.1, Fig 3, Thm 4).
+"""Path lengths, momentum sizes and both sides of Theorem 4 (paper 000, §2.1, Fig 3, Thm 4).
 
-All are read off a `LayerTable` (no recomputation). Layer `l` has its own ridge
-`gamma_l = gamma0 ||K_{l-1}||_op` (the p-dependent ridge that paper 000 suggests right after
-Thm 4). With it the proof of Thm 4 goes through with `gamma c^2 -> max_l gamma_l ||B_l||^2`
-and `gamma c -> max_l gamma_l ||B_l||` (the paper's form). The proof's step
-`||gamma B||_{K + gamma I} <= gamma c` only holds as `<= sqrt(gamma) c` (since
-`(K + gamma I)^{-1} <= gamma^{-1} I`), so the *corrected* lower bounds use
-`max_l sqrt(gamma_l) ||B_l||` instead; both forms are reported.
+Read off a `LayerTable` (no recomputation), except the single-ridge quantities
+(`ridge_layers`), which recompute the kernel norms at one `gamma` for every layer. Layer `l`
+of the table has its own ridge `gamma_l = gamma0 ||K_{l-1}||_op` (the p-dependent ridge
+that paper 000 suggests right after Thm 4). With it the proof of Thm 4 (1) goes through
+with `gamma c^2 -> max_l gamma_l ||B_l||^2` and `gamma c -> max_l gamma_l ||B_l||` (the
+paper's form). The proof's step `||gamma B||_{K + gamma I} <= gamma c` only holds as
+`<= sqrt(gamma) c` (since `(K + gamma I)^{-1} <= gamma^{-1} I`), so the *corrected* lower
+bounds use `max_l sqrt(gamma_l) ||B_l||` instead; both forms are reported. Thm 4 (2) is
+read per layer with that layer's `gamma_l`, `||B_l||` and `sqrt(max(a_l, 0))`
+(`theory.thm4_layer_window`; spec `leaky-resnets.md`, fourth review).
 """
 
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,13 +25,29 @@ from bottlenecklab.measure._certify import KinkDerivatives
 from bottlenecklab.measure._coi import features, kernel_norm_sq
 from bottlenecklab.measure._hamiltonian import LayerTable, momenta
 
-__all__ = ["momentum_bounds", "path_length", "theorem4", "theorem4_constant_gamma"]
+__all__ = [
+    "RidgeLayers",
+    "momentum_bounds",
+    "path_length",
+    "plain_path_length",
+    "ridge_layers",
+    "theorem4",
+    "theorem4_constant_gamma",
+    "theorem4_window",
+    "window_summary",
+]
 
 
 def path_length(table: LayerTable) -> float:
     """`l_gamma = sum_l rho_l ||V_l||_{K_{l-1} + gamma_l I}`, `V_l = (A_l - A_{l-1}) / rho_l`
     (paper 000, Thm 4; Fig 3)."""
     return float((table.column("rho") * table.column("V_norm")).sum())
+
+
+def plain_path_length(table: LayerTable) -> float:
+    """`sum_l rho_l ||V_l||_F`: the path length `int ||dA_p/dp|| dp` of paper 000, App B
+    (Fig 3), with no kernel metric."""
+    return float((table.column("rho") * table.column("V_frob")).sum())
 
 
 def momentum_bounds(table: LayerTable) -> dict[str, float]:
@@ -42,18 +62,15 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
     """Both sides of the two inequalities of paper 000, Thm 4, with `H` the median over layers.
 
     (1) `-(l_gamma/L~ + gamma c)^2 <= -(2/L~)H - min_l COI_gamma <= gamma c^2`;
-    (2) per layer, `-L~ gamma c <= ||V_l||_gamma - L~ sqrt(COI_gamma,l + (2/L~)H) <= 2 L~ gamma c`.
+    (2) per layer, `-L~ gamma c <= ||V_l||_gamma - L~ sqrt(COI_gamma,l + (2/L~)H) <= 2 L~ gamma c`
+    as the paper writes it, and in the form its proof supports (`theorem4_window`).
 
-    Returns (keys): `thm4_middle`, `thm4_upper` (`max gamma_l ||B_l||^2`), `thm4_lower`
-    (paper's form), `thm4_lower_corrected` (`sqrt(gamma)` form); `thm4_gc`, `thm4_sgc`
-    (the two `gamma c` terms); `thm4_per_layer_frac` and `thm4_per_layer_frac_corrected`:
-    the fraction of layers where (2) holds (a negative square-root argument counts as a
-    failure); `thm4_per_layer_negative_arg`: the fraction of layers where that argument
-    `COI_gamma,l + (2/L~)H` is negative (the proof's identity only bounds it below by
-    `-gamma_l ||B_l||^2`), `thm4_per_layer_arg_min` its smallest value,
-    `thm4_per_layer_arg_floor` the largest `-gamma_l ||B_l||^2` over those layers, and
-    `thm4_per_layer_frac_clipped` the fraction where (2) holds with the argument clipped at
-    0; `path_length`.
+    Returns (keys): `path_length` (`l_gamma`), `path_length_plain` (`sum rho ||V||_F`);
+    `thm4_middle`, `thm4_upper` (`max gamma_l ||B_l||^2`), `thm4_lower` (paper's form),
+    `thm4_lower_corrected` (`sqrt(gamma)` form); `thm4_gc`, `thm4_sgc` (the two `gamma c`
+    terms); `thm4_per_layer_frac`: the fraction of layers where (2) holds in the paper's
+    form (`gamma c` with `c = max ||B||`; a negative square-root argument counts as a
+    failure); and `window_summary` of the per-layer form.
     """
     rank_h = statistics.median(table.column("rank_H").tolist())  # -(2/L~) H
     coi = table.column("coi_gamma")
@@ -61,35 +78,81 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
     ell = path_length(table)
     gc = float((gamma * b).max())
     sgc = float((np.sqrt(gamma) * b).max())
-    middle = rank_h - float(coi.min())
-
     arg = coi - rank_h  # COI_gamma + (2/L~) H
-
-    def frac(c: float, clip: bool = False) -> float:
-        a = np.maximum(arg, 0.0) if clip else arg
-        with np.errstate(invalid="ignore"):
-            excess = table.column("V_norm") - leak * np.sqrt(a)
-        ok = (a >= 0) & (excess >= -leak * c) & (excess <= 2 * leak * c)
-        return float(ok.mean())
-
+    with np.errstate(invalid="ignore"):
+        excess = table.column("V_norm") - leak * np.sqrt(arg)
+    paper = (arg >= 0) & (excess >= -leak * gc) & (excess <= 2 * leak * gc)
     return {
         "path_length": ell,
-        "thm4_middle": middle,
+        "path_length_plain": plain_path_length(table),
+        "thm4_middle": rank_h - float(coi.min()),
         "thm4_upper": float((gamma * b**2).max()),
         "thm4_lower": -((ell / leak + gc) ** 2),
         "thm4_lower_corrected": -((ell / leak + sgc) ** 2),
         "thm4_gc": gc,
         "thm4_sgc": sgc,
-        "thm4_per_layer_frac": frac(gc),
-        "thm4_per_layer_frac_corrected": frac(sgc),
-        "thm4_per_layer_negative_arg": float((arg < 0).mean()),
-        "thm4_per_layer_arg_min": float(arg.min()),
-        "thm4_per_layer_arg_floor": float(-(gamma * b**2)[arg < 0].max(initial=0.0)),
-        "thm4_per_layer_frac_clipped": frac(gc, clip=True),
+        "thm4_per_layer_frac": float(paper.mean()),
+        **window_summary(theorem4_window(table, leak)),
     }
 
 
-def theorem4_constant_gamma(
+def theorem4_window(table: LayerTable, leak: float) -> theory.Thm4Window:
+    """Thm 4 (2) at every layer of `table`, each with its own `gamma_l` and `||B_l||`, `H`
+    the median over layers (`theory.thm4_layer_window`; paper 000, Thm 4)."""
+    rank_h = statistics.median(table.column("rank_H").tolist())
+    return theory.thm4_layer_window(
+        table.column("V_norm"),
+        table.column("coi_gamma"),
+        rank_h,
+        table.column("gamma"),
+        table.column("B_norm"),
+        leak,
+    )
+
+
+def window_summary(window: theory.Thm4Window, suffix: str = "") -> dict[str, float]:
+    """Scalars of a Thm 4 (2) window: `thm4_window_used_max` (largest `|used|` over layers:
+    at most 1 iff (2) holds at every layer), `thm4_window_holds` (fraction of layers where
+    it holds), `thm4_arg_negative` (number of layers with `a_l < 0`), `thm4_arg_min`
+    (smallest `a_l`); each key with `suffix` appended."""
+    return {
+        f"thm4_window_used_max{suffix}": float(np.abs(window.used).max()),
+        f"thm4_window_holds{suffix}": float(window.holds.mean()),
+        f"thm4_arg_negative{suffix}": float((window.arg < 0).sum()),
+        f"thm4_arg_min{suffix}": float(window.arg.min()),
+    }
+
+
+@dataclass(frozen=True)
+class RidgeLayers:
+    """Per-layer quantities of a leaky ResNet at one ridge `gamma` for every layer, `[L]`
+    each: `rho`, `coi_gamma` (`||A_{l-1}||^2_{K+gamma I}`), `v_norm` (`||V_l||_{K+gamma I}`),
+    `b_norm` (`||B_l||_F`), `rank_h` (`-(2/L~) H_l`)."""
+
+    gamma: float
+    rho: np.ndarray
+    coi_gamma: np.ndarray
+    v_norm: np.ndarray
+    b_norm: np.ndarray
+    rank_h: np.ndarray
+
+    def path_length(self) -> float:
+        """`l_gamma = sum_l rho_l ||V_l||_{K+gamma I}` at this ridge."""
+        return float((self.rho * self.v_norm).sum())
+
+    def window(self, leak: float) -> theory.Thm4Window:
+        """Thm 4 (2) per layer at this ridge, `H` the median (`theory.thm4_layer_window`)."""
+        return theory.thm4_layer_window(
+            self.v_norm,
+            self.coi_gamma,
+            statistics.median(self.rank_h.tolist()),
+            self.gamma,
+            self.b_norm,
+            leak,
+        )
+
+
+def ridge_layers(
     model: Any,
     X: Any,
     Y: Any,
@@ -97,12 +160,9 @@ def theorem4_constant_gamma(
     gamma: float,
     *,
     derivatives: KinkDerivatives | None = None,
-) -> dict[str, float]:
-    """Thm 4 (1) exactly as stated: one ridge `gamma` for every layer (paper 000 suggests
-    `gamma = 1/L~`), `c = max_l ||B_l||_F`, `H` the median of the layer Hamiltonians.
-
-    Recomputes `COI_gamma` and `||V_l||_{K+gamma I}` at that ridge (the layer table uses
-    the layer-dependent one). Keys as in `theorem4` with the suffix `_const`.
+) -> RidgeLayers:
+    """The kernel norms of every layer at one absolute ridge `gamma` (paper 000 suggests
+    `gamma = 1/L~` after Thm 4), with the momenta and Hamiltonians.
 
     Args:
         model: trained `LeakyResNet`
@@ -125,13 +185,56 @@ def theorem4_constant_gamma(
         coi.append(kernel_norm_sq(A_prev, S, gamma))
         V = (path[l] - A_prev) / rho[l - 1]
         vel.append(float(np.sqrt(max(kernel_norm_sq(V, S, gamma), 0.0))))
-    c = float(B.flatten(1).norm(dim=1).max())
-    ell = float((rho.numpy() * np.array(vel)).sum())
-    middle = statistics.median(rank_h) - min(coi)
+    return RidgeLayers(
+        gamma=float(gamma),
+        rho=rho.numpy(),
+        coi_gamma=np.array(coi),
+        v_norm=np.array(vel),
+        b_norm=B.flatten(1).norm(dim=1).numpy(),
+        rank_h=np.array(rank_h),
+    )
+
+
+def theorem4_constant_gamma(
+    model: Any,
+    X: Any,
+    Y: Any,
+    lam: float,
+    gamma: float,
+    *,
+    derivatives: KinkDerivatives | None = None,
+    layers: RidgeLayers | None = None,
+) -> dict[str, float]:
+    """Thm 4 (1) exactly as stated: one ridge `gamma` for every layer (paper 000 suggests
+    `gamma = 1/L~`), `c = max_l ||B_l||_F`, `H` the median of the layer Hamiltonians; and
+    Thm 4 (2) per layer at that ridge (`window_summary`).
+
+    Recomputes `COI_gamma` and `||V_l||_{K+gamma I}` at that ridge (`ridge_layers`; the
+    layer table uses the layer-dependent one), unless `layers` gives them. Keys as in
+    `theorem4` and `window_summary` with the suffix `_const`.
+
+    Args:
+        model: trained `LeakyResNet`
+        X: `[N, d_in]`
+        Y: `[N, d_out]`
+        lam: `lambda`
+        gamma: the absolute ridge, `> 0`.
+        derivatives: the kink set's derivatives of the momenta (`momenta`), or None for
+            autograd's.
+        layers: `ridge_layers(model, X, Y, lam, gamma, derivatives=...)` if already
+            computed.
+    """
+    leak = float(model.leak)
+    if layers is None:
+        layers = ridge_layers(model, X, Y, lam, gamma, derivatives=derivatives)
+    c = float(layers.b_norm.max())
+    ell = layers.path_length()
+    middle = statistics.median(layers.rank_h.tolist()) - float(layers.coi_gamma.min())
     return {
         "path_length_const": ell,
         "thm4_middle_const": middle,
         "thm4_upper_const": gamma * c**2,
         "thm4_lower_const": -((ell / leak + gamma * c) ** 2),
         "thm4_lower_corrected_const": -((ell / leak + float(np.sqrt(gamma)) * c) ** 2),
+        **window_summary(layers.window(leak), "_const"),
     }

@@ -98,19 +98,22 @@ def pca_paths(record: RunRecord, folder: Path) -> list[Path]:
 
 
 def path_bounds(record: RunRecord, folder: Path) -> list[Path]:
-    """Fig 3: path length, `max||B||`, `max||B^T S||` vs `L~` (left); both sides of
-    Thm 4 (1) vs `L~` (right)."""
+    """Fig 3: path lengths (plain and in two kernel metrics), `max||B||`, `max||B^T S||`
+    vs `L~` (left); both sides of Thm 4 (1) vs `L~` (right)."""
     pts = sorted(_done(record), key=lambda r: r.point["model.leak"])
     if not pts:
         return []
     leaks = [r.point["model.leak"] for r in pts]
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.0, 3.0))
     for key, label in (
-        ("path_length", r"path length $\ell_\gamma$"),
+        ("path_length_plain", r"path length $\sum_\ell \rho_\ell \|V_\ell\|_F$"),
+        ("path_length", r"$\ell_\gamma$, $\gamma_\ell = \gamma_0 \|K_\ell\|$"),
+        ("path_length_const", r"$\ell_\gamma$, $\gamma = 1/\tilde L$"),
         ("B_max", r"$\max_\ell \|B_\ell\|$"),
         ("BS_max", r"$\max_\ell \|B_\ell^T S_{\ell-1}\|$"),
     ):
-        ax0.semilogy(leaks, [r.scalars[key] for r in pts], "o-", ms=4, label=label)
+        if all(key in r.scalars for r in pts):  # records before the plain length lack it
+            ax0.semilogy(leaks, [r.scalars[key] for r in pts], "o-", ms=4, label=label)
     ax0.set_xlabel(r"effective depth $\tilde L$")
     ax0.legend(frameon=False)
     for key, label, style in (

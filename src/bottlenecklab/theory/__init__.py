@@ -2,9 +2,10 @@
 
 Paper 000: the Hamiltonian system of representation geodesics (`hamiltonian`,
 `vector_field`, `hamiltonian_flow`, `shoot`), an RK4 integrator, the two symmetries of
-§1.2, the cost of identity and its Prop 1 bound, COI minimization (Prop 2), and the
-conservation studies behind the `hamiltonian-flow` experiment. Names match `measure` for
-the same quantity (`hamiltonian`, `cost_of_identity`, `stable_rank`, `negative_mass`).
+§1.2, the cost of identity and its Prop 1 bound, COI minimization (Prop 2), the
+conservation studies behind the `hamiltonian-flow` experiment, and Thm 4 (2) per layer
+(`thm4_layer_window`). Names match `measure` for the same quantity (`hamiltonian`,
+`cost_of_identity`, `stable_rank`, `negative_mass`).
 Paper 003: the localized loss and escape directions at the origin (batched solver, circle
 example, depth extension, norm growth) and the low-rank bounds at escape directions.
 """
@@ -156,6 +157,7 @@ from bottlenecklab.theory._symmetries import (
     symmetry_errors,
     weight_norm_integral,
 )
+from bottlenecklab.theory._thm4 import Thm4Window, thm4_layer_window
 from bottlenecklab.theory._tripoints import tripoint_blocks
 
 __all__ = [
@@ -166,6 +168,7 @@ __all__ = [
     "Field",
     "IdentityConstruction",
     "KernelSVD",
+    "Thm4Window",
     "Weights",
     "bias_free",
     "bipartite_target",
@@ -272,6 +275,7 @@ __all__ = [
     "stretch_range",
     "symmetry_errors",
     "tail_energy",
+    "thm4_layer_window",
     "thm31_bound",
     "thm31_constant",
     "tripoint_blocks",
