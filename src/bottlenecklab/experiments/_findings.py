@@ -4,8 +4,8 @@ asserted and stays `failed`, and `make test-slow` fails when it starts to pass.
 
 Each entry holds the experiment, the claim id, the paper's statement and where, what we
 measure (settings and numbers, as the spec records them), the pilots tried and what would
-settle it. The report's "Not reproduced" section and the results page's "What does not pass" are built
-from this registry and the latest run's claims.
+settle it. The report's "Not reproduced" section and the "What does not pass" list of
+`docs/reproduction.md` are built from this registry and the latest run's claims.
 """
 
 from __future__ import annotations
