@@ -66,8 +66,8 @@ class Config:
         timing_repeats: timed blocks per arm (adaptive and the two fixed-step A/A arms,
             in rotating order; medians taken).
         certify: the convergence certificate (`_common.LEAKY_GATE`: stationarity <= 0.2,
-            what Newton-converged leaky ResNets reach at the kinks; earlier state in the
-            middle of the stalled Newton phase).
+            what Newton-converged leaky ResNets reach at the kinks; value stability over the
+            certification extension, `_common.EXTENSION`).
     """
 
     task: TeacherConfig = TeacherConfig(

@@ -73,8 +73,8 @@ class Config:
             confounds `L~` at fixed `L`): each point's depth is then
             `round(L~ / rho_leak)`, replacing `model.depth`; `None` keeps `model.depth`.
         certify: the convergence certificate (`_common.LEAKY_GATE`: stationarity <= 0.2,
-            what Newton-converged quick networks reach at the kinks; earlier state in the
-            middle of the stalled Newton phase).
+            what Newton-converged quick networks reach at the kinks; value stability over the
+            certification extension, `_common.EXTENSION`).
     """
 
     task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
