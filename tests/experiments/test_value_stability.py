@@ -48,7 +48,7 @@ def test_a_last_phase_stopping_at_iteration_10_still_has_an_earlier_state(tmp_pa
     logged row lies between it and the end; the earlier state is where the last phase
     began (step 60), not the stopped state, and no claim reads "no earlier value"."""
     _fail_after(10, monkeypatch)
-    record = _run(tmp_path, {"certify.earlier": 0.5})
+    record = _run(tmp_path, {"certify.earlier": 0.5, "certify.extension": ()})
     (point,) = record.points
     assert point.steps == 460 and point.scalars["prev_step"] == 60
     assert point.scalars[PREV + "rank_H_median"] != point.scalars["rank_H_median"]
@@ -62,7 +62,7 @@ def test_a_stalled_phase_does_not_count_as_stable(tmp_path):
     1e-12): between two of its states the values cannot change, which says nothing. The
     extension (Adam, which can still move there) changes them: stability is read there."""
     stalled = {**LAST, "lr": 1e-12}
-    plain = _run(tmp_path / "a", {"train.phases": (ADAM, stalled), "certify.earlier": 0.5})
+    plain = _run(tmp_path / "a", {"train.phases": (ADAM, stalled), "certify.extension": ()})
     ext = ({"optimizer": "adam", "steps": 30, "lr": 1e-2},)
     moved = _run(tmp_path / "b", {"train.phases": (ADAM, stalled), "certify.extension": ext})
     a, b = plain.points[0].scalars, moved.points[0].scalars
