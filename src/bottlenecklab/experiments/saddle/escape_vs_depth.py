@@ -208,7 +208,8 @@ def _warm_curve(cfg: Config, problem: str, best: list[float]) -> Claim:
         SOURCE,
         f"{problem}: best escape speed over cold and warm (App A.3 builder) starts, "
         f"L = {', '.join(str(L) for L in cfg.depths)}: {', '.join(f'{v:.4f}' for v in best)}; "
-        "smallest step between consecutive depths (monotone by construction)",
+        "smallest step between consecutive depths (the builder keeps depth L - 1's speed: "
+        "non-decreasing by construction, up to the solver's last steps)",
         min(steps) if steps else math.nan,
     )
 
