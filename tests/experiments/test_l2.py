@@ -294,6 +294,7 @@ def test_counterexample_values_fail_on_crafted(key):
 PR = "l2/one-dim-pruning"
 PR_GOOD = {
     "n_train": 10.0,
+    "neurons_before": 200.0,
     "alive_before": 150.0,
     "neurons_after": 12.0,
     "output_change": 1e-15,
@@ -311,9 +312,9 @@ def test_pruning_claims_pass_on_smoke(smoke_record):
     "key, value, failing",
     [
         ("neurons_after", 41.0, "at-most-4N"),
-        ("output_change", 1e-6, "outputs-kept"),
-        ("norm_after", 20.5, "norm-not-raised"),
-        ("output_change", math.nan, "outputs-kept"),
+        ("output_change", 1e-6, "smaller-same-outputs"),
+        ("norm_after", 20.5, "smaller-same-outputs"),
+        ("output_change", math.nan, "smaller-same-outputs"),
     ],
 )
 def test_pruning_claims_fail_on_crafted(key, value, failing):
@@ -321,6 +322,35 @@ def test_pruning_claims_fail_on_crafted(key, value, failing):
     assert all(_verdicts(PR, cfg, [_result(Measurement(scalars=PR_GOOD))]).values())
     verdict = _verdicts(PR, cfg, [_result(Measurement(scalars={**PR_GOOD, key: value}))])
     assert {k for k, v in verdict.items() if not v} == {failing}
+
+
+def test_pruning_claim_is_not_measured_below_4n():
+    cfg = resolve_config(get(PR), "smoke")
+    small = {**PR_GOOD, "neurons_before": 40.0, "neurons_after": 12.0}
+    claims = {c.id: c for c in get(PR).claims(cfg, [_result(Measurement(scalars=small))])}
+    assert claims["smaller-same-outputs"].state == "not-measured"
+
+
+def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
+    """The counter-case of the vacuity audit (W1): a "pruning" that returns the network
+    unchanged keeps the outputs (change 0) and the norm (change 0 <= 0), so the former
+    `outputs-kept` and `norm-not-raised` passed it; Prop 15's step also removes neurons
+    from a width above 4N, so the merged claim fails it."""
+    from bottlenecklab import measure as M
+
+    exp = get(PR)
+    cfg = resolve_config(exp, "smoke")
+    data = cfg.task.build(seed=cfg.seed)
+    net = cfg.model.build(data.d_in, data.d_out, seed=1, dtype=torch.float64)
+    honest = exp.measure(net, data, cfg).scalars
+    assert honest["neurons_before"] > 4 * honest["n_train"] > honest["neurons_after"]
+    monkeypatch.setattr(M, "prune_one_dim", lambda model, x: M.float64_copy(model))
+    s = exp.measure(net, data, cfg).scalars
+    assert s["neurons_after"] == s["neurons_before"] == cfg.model.width
+    assert s["output_change"] == 0.0 and s["norm_after"] == s["norm_before"]
+    claims = {c.id: c for c in exp.claims(cfg, [_result(Measurement(scalars=s))])}
+    assert not claims["smaller-same-outputs"].passed
+    assert claims["smaller-same-outputs"].state != "not-measured"
 
 
 # ---------------------------------------------------------------- bipartite-sparsity

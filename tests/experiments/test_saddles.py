@@ -14,7 +14,9 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.saddle.mnist_plateaus import curve as mnist_curve
 from bottlenecklab.experiments.saddle.mnist_plateaus import judged, summary
+from bottlenecklab.measure import loss_drops
 from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
@@ -38,7 +40,9 @@ EXPECTED = {
     "saddle/escape-vs-depth": (
         (
             "circle-monotone",
+            "circle-monotone-warm",
             "teacher-monotone",
+            "teacher-monotone-warm",
             "circle-depth2",
             "circle-depth3",
             "prop34",
@@ -109,7 +113,14 @@ def _circle_good(cfg):
     for i, w in enumerate(cfg.widths):
         s[f"best_w{w}"] = 0.5 if w > 1 else math.sqrt(2) - 1
         s[f"fraction_w{w}"] = 0.9 * i / (len(cfg.widths) - 1)
-    return _result(s)
+    top = cfg.widths[-1]
+    rows = [{"width": top, "restart": 0, "speed": 0.5, "ratio_W1": 1.0}]
+    rows += [{"width": top, "restart": 1, "speed": 0.45, "ratio_W1": 0.1}]  # not at 1/2
+    return _result(s, {"restarts": rows})
+
+
+def _with_restarts(result: PointResult, *rows) -> PointResult:
+    return dataclasses.replace(result, tables={"restarts": list(rows)})
 
 
 @pytest.mark.parametrize(
@@ -123,7 +134,6 @@ def _circle_good(cfg):
         ("fraction-at-largest-width", {"fraction_w64": 58 / 128}),
         ("eq6", {"eq6_error": 1e-6}),
         ("eq6-extremes", {"eq6_pi8": 1e-3}),
-        ("rank2-first-layer", {"ratio_W1_best": 0.2}),
         ("rank1-second-layer", {"ratio_W2_best": 0.3}),
     ],
 )
@@ -135,6 +145,40 @@ def test_circle_claims_fail(claim, change):
     bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
     assert not bad[claim].passed
     assert not any(c.passed for c in exp.claims(cfg, [_result({})]) if c.asserted)
+
+
+def test_rank2_first_layer_reads_the_restarts_at_one_half():
+    """Every width-64 restart within `optimum_tol` of 1/2 must have a rank-2 `W_1`; one
+    rank-1 first layer at speed 1/2 fails it, whatever the best restart's ratio; none at
+    1/2 is `not-measured`."""
+    exp = get("saddle/circle-escape")
+    cfg = resolve_config(exp, "quick")
+    good = _circle_good(cfg)
+    claim = lambda r: {c.id: c for c in exp.claims(cfg, [r])}["rank2-first-layer"]  # noqa: E731
+    assert claim(good).passed and claim(good).measured == 1.0
+    one_rank1 = {"width": 64, "restart": 2, "speed": 0.5 - 0.5e-3, "ratio_W1": 0.2}
+    bad = _with_restarts(good, *good.tables["restarts"], one_rank1)
+    assert not claim(bad).passed and claim(bad).measured == 0.2
+    narrow = {"width": 32, "restart": 0, "speed": 0.5, "ratio_W1": 0.2}  # not the top width
+    assert claim(_with_restarts(good, *good.tables["restarts"], narrow)).passed
+    none = _with_restarts(good, {"width": 64, "restart": 0, "speed": 0.45, "ratio_W1": 1.0})
+    assert claim(none).state == "not-measured" and not claim(none).passed
+
+
+def test_rank2_first_layer_is_not_measured_on_random_directions():
+    """The counter-case of the vacuity audit (V10): at zero solver steps the best width-64
+    restart's `W_1` is rank 2 already (the former criterion `s_2/s_1 >= 0.5` held there);
+    no restart is at speed 1/2, so the claim cannot pass."""
+    exp = get("saddle/circle-escape")
+    cfg = dataclasses.replace(
+        resolve_config(exp, "quick"), widths=(2, 64), steps=0, grid_points=101, eq6_points=11
+    )
+    m = exp.measure(None, None, cfg)
+    result = _result(m.scalars, m.tables)
+    assert result.scalars["ratio_W1_best"] >= cfg.rank2_min  # the former, vacuous criterion
+    assert result.scalars["best_w64"] < 0.5 - cfg.optimum_tol
+    claim = {c.id: c for c in exp.claims(cfg, [result])}["rank2-first-layer"]
+    assert claim.state == "not-measured" and not claim.passed
 
 
 @pytest.mark.parametrize(
@@ -228,6 +272,7 @@ def _depth_good(cfg):
     for p, base in (("circle", math.sqrt(2) - 1), ("teacher", 1.0)):
         for i, L in enumerate(cfg.depths):
             s[f"{p}_best_L{L}"] = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
+            s[f"{p}_cold_L{L}"] = s[f"{p}_best_L{L}"]
     speeds = [{"prop34_lhs": 0.5, "prop34_rhs": 1.0}]
     return _result(s, {"speeds": speeds})
 
@@ -235,8 +280,8 @@ def _depth_good(cfg):
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("circle-monotone", {"circle_best_L5": 0.45}),
-        ("teacher-monotone", {"teacher_best_L8": 0.9}),
+        ("circle-monotone", {"circle_cold_L5": 0.45}),
+        ("teacher-monotone", {"teacher_cold_L8": 0.9}),
         ("circle-depth2", {"circle_best_L2": 0.40}),
         ("circle-depth3", {"circle_best_L3": 0.45}),
         ("linear-baseline", {"linear_max_rel_error": 1e-3}),
@@ -255,8 +300,35 @@ def test_depth_prop34_claim_fails():
     exp = get("saddle/escape-vs-depth")
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
+    ok = {c.id: c for c in exp.claims(cfg, [good])}["prop34"]
+    assert ok.passed and ok.measured == 0.5 and ok.margin_scale == "decades"
+    assert "0.5 nats = 0.217 decades" in ok.statement  # the slack beside the pass
     bad = dataclasses.replace(good, tables={"speeds": [{"prop34_lhs": 2.0, "prop34_rhs": 1.0}]})
     assert not {c.id: c for c in exp.claims(cfg, [bad])}["prop34"].passed
+
+
+def test_monotone_reads_cold_starts_only():
+    """The vacuity audit's counter-case (V11, `steps=0`): the warm curve is monotone by
+    construction (0.056, 0.397, 0.404 x 5 on the circle), the cold starts are not (0.056,
+    0.026, 0.005, 0.001, 0, 0, 0). The claim reads the cold starts and fails; the warm
+    curve is reported only."""
+    exp = get("saddle/escape-vs-depth")
+    cfg = resolve_config(exp, "quick")
+    good = _depth_good(cfg)
+    warm = (0.056, 0.397, 0.404, 0.404, 0.404, 0.404, 0.404)
+    cold = (0.056, 0.026, 0.005, 0.001, 0.0, 0.0, 0.0)
+    untrained = _with(
+        good,
+        **{f"circle_best_L{L}": v for L, v in zip(cfg.depths, warm)},
+        **{f"circle_cold_L{L}": v for L, v in zip(cfg.depths, cold)},
+    )
+    claims = {c.id: c for c in exp.claims(cfg, [untrained])}
+    assert not claims["circle-monotone"].passed and claims["circle-monotone"].asserted
+    assert not claims["circle-monotone-warm"].asserted
+    assert claims["circle-monotone-warm"].measured == pytest.approx(0.0)
+    # A cold curve that is monotone passes, whatever the warm one says.
+    cold_up = _with(good, **{f"circle_best_L{L}": 0.1 for L in cfg.depths})
+    assert {c.id: c for c in exp.claims(cfg, [cold_up])}["circle-monotone"].passed
 
 
 def test_cli_smoke_run(tmp_path):
@@ -436,6 +508,60 @@ def test_mnist_claims_fail_on_an_untrained_curve():
     assert claims["initial-loss"].state == "passed"
     dynamics = ("two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows")
     assert all(claims[i].state in ("failed", "not-measured") for i in dynamics)
+
+
+def _noisy(loss, sd, seed):
+    """`loss(t)` plus Gaussian noise of std `sd`, the same draw at a step on every call."""
+    rng = np.random.default_rng(seed)
+    noise: dict[int, float] = {}
+    return lambda t: loss(t) + noise.setdefault(t, float(sd * rng.standard_normal()))
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("sd", [1e-4, 1e-2])
+def test_two_drops_fails_on_a_noisy_plateau(seed, sd):
+    """The vacuity audit's counter-case (V12): a plateau at `ln 10` with a slow creep and
+    noise has no drop. The scale-free rate detector alone counts 20-31 there; with the
+    fall of `drop_min_fraction ln 10` required of each drop it counts none, and the
+    claims read between two drops are `not-measured`."""
+    exp = get("saddle/mnist-plateaus")
+    cfg = resolve_config(exp, "quick")
+    loss = _noisy(lambda t: math.log(10) - 1e-3 * t / cfg.steps, sd, seed)
+    flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
+    t, curve = mnist_curve(flat[0])
+    assert len(loss_drops(t, curve, rise=cfg.drop_rise, fall=cfg.drop_fall)["drops"]) >= 10
+    assert summary(cfg, flat)["scalars"]["drops_L6"] == 0
+    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, flat), flat)}
+    assert claims["two-drops"].state == "failed"
+    assert claims["dominant-value"].state == "not-measured"
+    assert claims["deeper-more-low-rank"].state == "not-measured"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_drops_counts_two_real_drops_under_noise(seed):
+    """Two drops of 1.0 and 0.5 (43 % and 22 % of `ln 10`) with 1e-2 noise: exactly two,
+    and the spectral claims read between them still pass."""
+    exp = get("saddle/mnist-plateaus")
+    cfg = resolve_config(exp, "quick")
+    L = cfg.depth
+
+    def staircase(t):
+        return (
+            math.log(10)
+            - 0.5 * (1 + math.tanh((t - 20e3) / 2e3))
+            - 0.25 * (1 + math.tanh((t - 60e3) / 2e3))
+        )
+
+    def gaps(t):
+        return [2.0] * L if t > 70e3 else [5.0] * (L // 2) + [8.0] * (L - L // 2)
+
+    points = [_mnist_point(cfg, 0, _noisy(staircase, 1e-2, seed), gaps)]
+    s = summary(cfg, points)["scalars"]
+    assert s["drops_L6"] == 2 and 30e3 <= s["snapshot_step"] <= 50e3
+    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, points), points)}
+    assert claims["two-drops"].state == "passed"
+    assert claims["dominant-value"].state == "passed"
+    assert claims["deeper-more-low-rank"].state == "passed"
 
 
 def test_mnist_points_train_through_the_grid():

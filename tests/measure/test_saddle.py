@@ -88,6 +88,25 @@ def test_loss_drops_single_step_is_one_drop():
     assert len(out["drops"]) == 1 and out["flattest"] == []
 
 
+def test_loss_drops_min_fall_ignores_the_noise_of_a_flat_curve():
+    """Scale-free rates count the wiggles of a flat noisy curve as drops; a required fall
+    of the smoothed loss removes them and keeps real drops, whose falls are returned."""
+    t = np.linspace(0, 2000, 501)
+    flat = 2.3 + 1e-4 * np.random.default_rng(0).standard_normal(t.size)
+    assert len(loss_drops(t, flat)["drops"]) >= 10
+    assert loss_drops(t, flat, min_fall=0.23) == {
+        "drops": [],
+        "flattest": [],
+        "sharpness": [],
+        "falls": [],
+    }
+    t, loss = _staircase([2.3, 1.2, 0.3], [500, 1400], noise=0.002)
+    out = loss_drops(t, loss, min_fall=0.23)
+    assert len(out["drops"]) == 2
+    assert out["falls"] == [pytest.approx(1.1, abs=0.05), pytest.approx(0.9, abs=0.05)]
+    assert len(loss_drops(t, loss, min_fall=1.0)["drops"]) == 1  # the 0.9 drop is too small
+
+
 def test_direction_gaps_are_the_largest_pairwise_distance_per_common_step():
     from bottlenecklab.measure import direction_gaps
 

@@ -90,6 +90,7 @@ def loss_drops(
     smooth: int | None = None,
     rise: float = 0.2,
     fall: float = 0.05,
+    min_fall: float = 0.0,
 ) -> dict[str, Any]:
     """Saddle-to-saddle drops of a (noisy) loss curve and the plateaus between them.
 
@@ -98,16 +99,21 @@ def loss_drops(
     (`h = smooth // 2`, clipped at the ends) is compared with its maximum `r_max`. A
     drop is a maximal run of points with `r_k >= fall * r_max` that contains a point with
     `r_k >= rise * r_max`; drops separated by fewer than one point below `fall * r_max` are
-    one drop. The flattest point between drops `i` and `i + 1` is the smallest `r_k`
-    there; sharpness of a drop is its peak rate over the mean rate of the plateau before it.
+    one drop. A drop counts only if the smoothed loss falls across it (from the first to
+    the last smoothed point its rates span) by at least `min_fall`, in the loss's units:
+    the rates alone are scale-free, so on a curve without a drop the noise sets `r_max`
+    and its wiggles would count. The flattest point between drops `i` and `i + 1` is the
+    smallest `r_k` there; sharpness of a drop is its peak rate over the mean rate of the
+    plateau before it.
 
-    Args: `steps` `[K]`, `losses` `[K]` (logged values). Returns `{"drops": [(start, peak,
-    end) steps], "flattest": [steps between consecutive drops], "sharpness": [per drop]}`.
+    Args: `steps` `[K]`, `losses` `[K]` (logged values); `min_fall` (`>= 0`). Returns
+    `{"drops": [(start, peak, end) steps], "flattest": [steps between consecutive drops],
+    "sharpness": [per drop], "falls": [smoothed loss decrease per drop]}`.
     """
     t = np.asarray(steps, dtype=np.float64)
     loss = np.asarray(losses, dtype=np.float64)
     if loss.size < 3:
-        return {"drops": [], "flattest": [], "sharpness": []}
+        return {"drops": [], "flattest": [], "sharpness": [], "falls": []}
     K = loss.size
     h = max(1, (smooth if smooth is not None else max(3, K // 50)) // 2)
     csum = np.concatenate([[0.0], np.cumsum(loss)])
@@ -117,16 +123,18 @@ def loss_drops(
     rate = -(sm[b] - sm[a]) / np.maximum(t[b] - t[a], 1e-300)  # [K-1], at t[k]
     rmax = float(rate.max())
     if not rmax > 0:
-        return {"drops": [], "flattest": [], "sharpness": []}
+        return {"drops": [], "flattest": [], "sharpness": [], "falls": []}
     active = rate >= fall * rmax
-    runs, k = [], 0
+    runs, falls, k = [], [], 0
     while k < rate.size:
         if active[k]:
             j = k
             while j + 1 < rate.size and active[j + 1]:
                 j += 1
-            if rate[k : j + 1].max() >= rise * rmax:
+            fell = sm[max(k - h, 0)] - sm[min(j + h + 1, K - 1)]
+            if rate[k : j + 1].max() >= rise * rmax and fell >= min_fall:
                 runs.append((k, j))
+                falls.append(float(fell))
             k = j + 1
         else:
             k += 1
@@ -143,4 +151,4 @@ def loss_drops(
         seg = rate[b + 1 : a2]
         k = b + 1 + int(np.argmin(seg)) if seg.size else b + 1
         flattest.append(float(t[k]))
-    return {"drops": drops, "flattest": flattest, "sharpness": sharp}
+    return {"drops": drops, "flattest": flattest, "sharpness": sharp, "falls": falls}

@@ -51,7 +51,12 @@ class Config:
         svd_top: how many of each layer's largest singular values are logged;
         checkpoint_every: steps between checkpoints.
         depth4_steps, depth4_lr_power: the depth-4 run of Fig 4 (`0` steps: skip).
-        drop_rise, drop_fall: `measure.loss_drops` thresholds.
+        drop_rise, drop_fall: `measure.loss_drops` rate thresholds.
+        drop_min_fraction: a drop counts only if the smoothed loss falls across it by
+            this fraction of the initial loss `ln 10` (`loss_drops`' `min_fall`): the
+            spec's escape criterion (`saddle/plateau-time`: loss `<= 0.9 C(0)`), since a
+            drop is an escape from a saddle; the rate thresholds alone are scale-free and
+            count the noise of a flat curve.
         loss0_tol: `|loss_0 - ln 10|` tolerance; gap_min: `s_1/s_2` for `l >= 2` at the
             snapshot (spec threshold); end_factor: mean `s_2/s_1` (`l >= 2`) at the end
             over the snapshot's; final_loss_max: "the end" is past the saddles: final loss
@@ -76,6 +81,7 @@ class Config:
     depth4_lr_power: float = -2.0
     drop_rise: float = 0.2
     drop_fall: float = 0.05
+    drop_min_fraction: float = 0.1
     loss0_tol: float = 1e-3
     gap_min: float = 3.0
     end_factor: float = 2.0
@@ -203,10 +209,16 @@ def summary(cfg: Config, results: list[PointResult]) -> dict[str, Any]:
         depth = int(r.scalars["depth"])
         t, loss = curve(r)
         curves[depth] = (t, loss)
-        d = loss_drops(t, loss, rise=cfg.drop_rise, fall=cfg.drop_fall)
+        d = loss_drops(
+            t,
+            loss,
+            rise=cfg.drop_rise,
+            fall=cfg.drop_fall,
+            min_fall=cfg.drop_min_fraction * math.log(10),
+        )
         drops_t += [
-            {"depth": depth, "drop": i, "start": a, "peak": p, "end": b, "sharpness": sh}
-            for i, ((a, p, b), sh) in enumerate(zip(d["drops"], d["sharpness"]))
+            {"depth": depth, "drop": i, "start": a, "peak": p, "end": b, "sharpness": sh, "fall": f}
+            for i, ((a, p, b), sh, f) in enumerate(zip(d["drops"], d["sharpness"], d["falls"]))
         ]
         scalars[f"drops_L{depth}"] = float(len(d["drops"]))
         scalars[f"final_loss_L{depth}"] = loss[-1]
@@ -253,7 +265,9 @@ def judged(cfg: Config, s: dict[str, float]) -> list[Claim]:
         at_least(
             "two-drops",
             "003 Fig 1",
-            f"loss drops (saddle to saddle) detected at depth {L}",
+            f"loss drops (saddle to saddle) detected at depth {L}, each lowering the "
+            f"smoothed loss by >= {cfg.drop_min_fraction:g} ln 10 (the spec's escape: loss "
+            "<= 0.9 of the initial)",
             g(f"drops_L{L}"),
             2,
         ),
