@@ -5,15 +5,11 @@
 Random FCNNs (depth 2-12, leaky slopes, biases, init scales) and ReLU nets trained on the
 latent teacher (`k* = 2`) at `L = 6, 10, 16`, Adam, L-BFGS, then GD at `eta = 0.1/L`.
 Expected: the Jacobian chain and Thm 15 hold on every net and point (slack 1e-9); Cor 8's
-content: the median over the middle layers of `s_(k+1)(a~_l / sqrt N)` does not grow with
-`L` and, at the deepest net (2-D middle representation), lies below that of the same net
-at its initialization (reported beside it: the bound's slack in decades, the log-log
-slope in `L` beside Cor 8's -1/2, and how many of 19 untrained nets of that depth lie
-below the trained net); over
-the edge-of-stability oscillation of GD, `lambda_max(Theta)/N <= 1.1/eta` and
-`Tr Theta/(N L)` stays within a factor 3 across depths. Quick preset: a few CPU minutes
-(one thread, the NTK orbit included). Verdicts per seed, measurements and pilots:
-`docs/lab-notes/fcnn.md`.
+content: the middle-layer median of `s_(k+1)(a~_l / sqrt N)` does not grow with `L` and,
+at the deepest net, lies below that of its own initialization (slack, slope, rank among
+untrained nets reported); `Tr Theta/(N L)` stays within a factor 3 across depths over the
+edge-of-stability oscillation of GD (its `lambda_max eta` reported). A few CPU minutes.
+Verdicts per seed, measurements and pilots: `docs/lab-notes/fcnn.md`.
 """
 
 from __future__ import annotations

@@ -2,18 +2,16 @@
 
     bottlenecklab run leaky-resnet/path-bounds --preset quick
 
-Leaky ResNets at several `L~` (the quick preset at a fixed `rho L~`): path length
-sublinear (`l_gamma / L~` falls, slope <= 1/2), `max||B||`, `max||B^T S||` bounded (slope
-<= 1/4), Thm 4 (1) at every `L~` (paper's, the corrected `sqrt(gamma) c`, one ridge
-`1/L~`) and (2) at every layer with its own `gamma_l`, `||B_l||` and `sqrt(max(a_l, 0))`,
-at `gamma_l = gamma0 ||K_l||_op` and at `1/L~`; certified. The paper's "relatively
-constant" path length (slope <= 0.1) is asserted on the plain length
-`sum rho_l ||V_l||_F` (a registered finding); the lengths in the two kernel metrics are
-reported.
+Leaky ResNets at several `L~` (quick: fixed `rho L~`): path length sublinear (`l_gamma /
+L~` falls, slope <= 1/2), `max||B||`, `max||B^T S||` bounded (slope <= 1/4), Thm 4 (1) at
+every `L~` and (2) at every layer with its own `gamma_l`, `||B_l||` and
+`sqrt(max(a_l, 0))`, at `gamma_l = gamma0 ||K_l||_op` and at `1/L~`; certified. The
+paper's "relatively constant" path length (slope <= 0.1) is asserted on the plain length
+`sum rho_l ||V_l||_F` (a registered finding); the kernel-metric lengths are reported.
 
-Expected (quick preset, seed 0): 6 passed, 3 failed, 3 reported: the finding
-`path-length-constant`, `B-bounded` and `thm4-per-layer` fail (numbers and reasons in
-`docs/lab-notes/leaky-resnet.md`). 38 min at load ~10 on 2 cores (470 s of CPU).
+Expected (quick, seed 0): the finding `path-length-constant`, `B-bounded` and
+`thm4-per-layer` fail (a question for the spec: they pass at fixed depth 30); 38 min at
+load ~10 on 2 cores (470 s of CPU). Numbers: `docs/lab-notes/leaky-resnet.md`.
 """
 
 from __future__ import annotations

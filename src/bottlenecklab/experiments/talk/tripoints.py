@@ -10,12 +10,9 @@ decision map with >= 3 labels, data box + 0.5, at 256^2 and 512^2), checked on e
 that is rank 1. The slide's figure: the deep net is rank 1 (no tripoint), the shallow
 net has tripoints. The middle weight rank is reported beside.
 
-Expected (quick preset, the spec's square layout `(+-1, +-1)`, sigma 0.3): shallow nets
-have tripoints; the figure is not reproduced — the deep nets' middle stays 2-D affine,
-`deep-affine-rank-1` fails (a registered finding, spec `depth-and-rank.md`, Findings) and
-`rank1-no-tripoint` is not measured while no net is rank 1. ~25 min wall at load ~20
-(2 jobs), ~3 min CPU.
-Pilots, layouts and measured numbers: `docs/lab-notes/talk.md`.
+Expected (quick, square layout `(+-1, +-1)`, sigma 0.3): the figure is not reproduced —
+`deep-affine-rank-1` fails (a registered finding), `rank1-no-tripoint` is not measured
+while no net is rank 1, shallow tripoints reported. ~3 min CPU. `docs/lab-notes/talk.md`.
 """
 
 from __future__ import annotations
