@@ -47,6 +47,16 @@ AWAITING: tuple[Awaiting, ...] = (
         ),
     ),
     Awaiting(
+        experiment="leaky-resnet/layer-portrait",
+        claims=("bottleneck-gap",),
+        why=(
+            "the flagship's L~ = 24 net: over the certification extension the middle-third "
+            "median gap s_k*/s_(k*+1) of W_l moves 48.19 -> 49.80, more than a quarter of "
+            "its window (0.75); spread_ratio (0.013 -> 0.032) and coi_middle_median "
+            "(4.546 -> 4.549) stay within theirs (seed 0, 2026-11-28)"
+        ),
+    ),
+    Awaiting(
         experiment="l2/width-plateau-digits",
         claims=("*(lam=0.0001)",),
         why="the width-2 best seed at lam = 1e-4 stays at stationarity 1.61 > 0.2",
