@@ -451,17 +451,3 @@ def test_backtracking_gd_halves_a_step_that_raises_the_loss(tiny_data):
 def test_backtracking_is_for_gd_only():
     with pytest.raises(ConfigError):
         PhaseConfig("adam", 10, 1e-3, backtrack=True)
-
-
-def test_schedule_overhead_is_a_finite_ratio_and_needs_adaptive_steps(tiny_data):
-    from bottlenecklab.training import schedule_overhead
-
-    cfg = LeakyResNetConfig(width=5, depth=4, leak=1.0, schedule="adaptive")
-    net = cfg.build(tiny_data.d_in, tiny_data.d_out, dtype=torch.float64)
-    before = [p.detach().clone() for p in net.parameters()]
-    ratio = schedule_overhead(net, tiny_data, TrainConfig(dtype="float64"), blocks=2)
-    assert math.isfinite(ratio) and ratio > -1.0
-    assert all(torch.equal(a, b) for a, b in zip(before, net.parameters()))  # not trained
-    fixed = LeakyResNetConfig(width=5, depth=4, leak=1.0).build(tiny_data.d_in, tiny_data.d_out)
-    with pytest.raises(ValueError, match="adaptive"):
-        schedule_overhead(fixed, tiny_data, TrainConfig())

@@ -14,7 +14,6 @@ from bottlenecklab.training._continuation import continuation
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._extension import Extension, extend
 from bottlenecklab.training._newton import NewtonOutcome, newton_steps
-from bottlenecklab.training._overhead import schedule_overhead
 from bottlenecklab.training._phases import PHASES, STOP, PhaseKind
 from bottlenecklab.training._representation_gd import (
     RepresentationGDResult,
@@ -58,7 +57,6 @@ __all__ = [
     "previous_checkpoint",
     "save_checkpoint",
     "scale_to_norm",
-    "schedule_overhead",
     "smooth_leaky_relu",
     "train",
     "train_ensemble",
