@@ -17,7 +17,16 @@ from typing import Any
 from bottlenecklab.experiments._findings import finding_of
 from bottlenecklab.experiments._spec import STATES, Claim, Experiment, Gate, PointResult, Reads
 
-__all__ = ["PREV", "count_states", "gate_of", "judge", "stability", "state_of", "states_line"]
+__all__ = [
+    "PREV",
+    "certificate_record",
+    "count_states",
+    "gate_of",
+    "judge",
+    "stability",
+    "state_of",
+    "states_line",
+]
 
 PREV = "prev_"  # prefix of a scalar's value after the extension (or at the earlier state)
 
@@ -70,6 +79,20 @@ def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dic
         reasons.append("no certificate")
     elif worst > gate.threshold:
         reasons.append(f"stationarity {worst:.3g} > {gate.threshold:g}")
+    return certificate_record(done, worst, stab, gate, reasons)
+
+
+def certificate_record(
+    done: Sequence[PointResult],
+    worst: float,
+    stab: dict[str, Any],
+    gate: Gate,
+    reasons: list[str],
+) -> dict[str, Any]:
+    """A claim's certificate record (`Claim.certificate`): the worst stationarity of the
+    points it gates, the worst value change (`stability`), and the reasons it failed
+    (`reasons`, the stationarity's, with the value stability's added here)."""
+    reasons = list(reasons)
     if done and stab["ratio"] > 1:
         if math.isinf(stab["ratio"]) and not math.isfinite(stab["change"]):
             reasons.append(f"no earlier value of {stab.get('scalar')}")

@@ -11,7 +11,7 @@ import torch
 from bottlenecklab import measure as M
 from bottlenecklab.experiments._claims import in_range, non_decreasing, reported, unmeasured
 from bottlenecklab.experiments._spec import Claim, Measurement, PointResult, Reads
-from bottlenecklab.experiments._verdicts import gate_of, stability
+from bottlenecklab.experiments._verdicts import certificate_record, gate_of, stability
 
 __all__ = [
     "PLATEAU_READS",
@@ -122,23 +122,7 @@ def plateau_gate(
     if not points:
         reasons.append("no trained point")
     stab = stability(points, LOSS_READ)
-    if points and stab["ratio"] > 1:
-        if math.isinf(stab["ratio"]) and not math.isfinite(stab["change"]):
-            reasons.append(f"no earlier value of {stab.get('scalar')}")
-        else:
-            reasons.append(
-                f"{stab['scalar']} moved {stab['change']:.3g} > {stab['allowed']:.3g}"
-                " (1/4 of the tolerance window) over the last phase"
-            )
-    cert = {
-        "stationarity": worst,
-        "threshold": gate.threshold,
-        "change": stab["change"],
-        "allowed": stab["allowed"],
-        "scalar": stab.get("scalar"),
-        "converged": not reasons,
-        "reason": "; ".join(reasons),
-    }
+    cert = certificate_record(points, worst, stab, gate, reasons)
     return cert, unfinished
 
 
