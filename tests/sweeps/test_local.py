@@ -60,3 +60,18 @@ def test_several_stores_share_one_pool_and_each_gets_its_runs(tmp_path):
     assert not (tmp_path / "a" / "s0").exists() and not (tmp_path / "b" / "r0").exists()
     with pytest.raises(ValueError, match="two stores"):
         run_sweeps([(a[:1], sa), (a[:1], sb)], counting_run, LocalExecutor(1))
+
+
+def test_set_threads_limits_the_blas_already_loaded() -> None:
+    """numpy's and scipy's BLAS, loaded before the run sets its threads, run on that many
+    threads (scipy's Newton took another path with the default count: thread count must
+    not change a result)."""
+    import numpy  # noqa: F401  (its BLAS is loaded here, before the limit)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from bottlenecklab.sweeps._execute import set_threads
+
+    with threadpool_limits():  # restore the process's limits afterwards
+        set_threads(1)
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert blas and all(p["num_threads"] == 1 for p in blas)

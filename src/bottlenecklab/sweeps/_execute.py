@@ -74,13 +74,18 @@ def git_commit() -> str | None:
 
 
 def set_threads(threads: int) -> None:
-    """Use `threads` torch intra-op threads (and tell BLAS/OpenMP of later children)."""
+    """Use `threads` torch intra-op threads and `threads` BLAS/OpenMP threads in this
+    process (numpy's and scipy's BLAS, already loaded: `threadpoolctl`), and tell later
+    children. The BLAS limit matters for results, not only speed: scipy's trust-krylov
+    Newton took another path with the machine's default BLAS threads than with one."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+    threadpool_limits(limits=threads)
 
 
 def _resolve_device(device: str) -> str:
