@@ -87,3 +87,21 @@ def test_the_extension_moves_from_the_final_state(tmp_path, monkeypatch):
     again = _run(tmp_path, {"certify.extension": ext})  # cached: the same numbers
     assert again.points[0].scalars["rank_H_median"] == s["rank_H_median"]
     assert torch.isfinite(torch.tensor(s["ext_loss_change"]))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"certify.extension": ({"optimizer": "lbfgs", "steps": 5, "smooth": 1e3},)},
+        {"certify.extension": ({"optimizer": "adam", "steps": 0},)},
+        {"certify.earlier": 1.5},
+    ],
+)
+def test_a_wrong_gate_is_refused_before_training(overrides) -> None:
+    """A smoothed last extension phase, an extension without steps, an earlier state
+    outside the last phase: refused when the config is resolved (one-line ConfigError),
+    not after the training."""
+    from bottlenecklab.config import ConfigError
+
+    with pytest.raises(ConfigError):
+        resolve_config(get(NAME), "smoke", overrides)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bottlenecklab.config import ConfigError
 from bottlenecklab.training import PhaseConfig
 
 __all__ = [
@@ -51,6 +52,19 @@ class Gate:
     tau: float = 1e-6
     earlier: float = 0.75
     extension: tuple[PhaseConfig, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.threshold > 0 or not self.tau > 0:
+            raise ConfigError("certify.threshold and certify.tau must be > 0")
+        if not 0 <= self.earlier <= 1:
+            raise ConfigError(f"certify.earlier must be in [0, 1], got {self.earlier}")
+        if self.extension and self.extension[-1].smooth:
+            raise ConfigError(
+                "the certification extension's last phase is smoothed (smooth > 0): end it "
+                "with an exact phase (the network whose values are compared)"
+            )
+        if self.extension and sum(p.steps for p in self.extension) < 1:
+            raise ConfigError("certify.extension has no step: give its phases steps")
 
 
 @dataclass(frozen=True)
