@@ -61,6 +61,6 @@ def test_gradient_norm_zero_at_a_minimum_and_positive_elsewhere():
         for p in net.parameters():
             p.zero_()
     # at theta = 0 the cross-entropy gradient vanishes for balanced classes: a critical point
-    assert gradient_norm(net, data, 1e-3, "cross_entropy") < 1e-12
+    assert gradient_norm(net, data.x_train, data.y_train, 1e-3, "cross_entropy") < 1e-12
     net = FCNNConfig(depth=2, width=4).build(2, 4, seed=0, dtype=torch.float64)
-    assert gradient_norm(net, data, 1e-3, "cross_entropy") > 1e-3
+    assert gradient_norm(net, data.x_train, data.y_train, 1e-3, "cross_entropy") > 1e-3

@@ -126,7 +126,7 @@ def test_linear_kernels_trained():
     cfg = TrainConfig(lam=1e-3, phases=(PhaseConfig("lbfgs", 3000, 1.0),), dtype="float64")
     train(net, data, cfg, progress=False)
     # the trainer's L-BFGS stops near 1e-7 (torch's tolerance_grad): the gate is 1e-7
-    assert measure.loss_grad_norm(net, X, Y, 1e-3) < 1e-7
+    assert measure.gradient_norm(net, X, Y, 1e-3) < 1e-7
     measured, formula = measure.linear_kernels(net, X)
     for K, F in zip(measured, formula):
         assert float((K - F).norm() / F.norm()) < 1e-4

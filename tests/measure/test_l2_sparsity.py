@@ -125,7 +125,7 @@ def test_bipartite_pattern_on_exact_solution():
     X = torch.eye(N, dtype=F64)
     out = measure.bipartite_pattern(net, X)
     assert out == {"neurons": 16.0, "matched": 16.0, "pairs_covered": 16.0, "pairs": 16.0}
-    W1, W2 = theory.remark23_weights(N)
+    W1, W2 = theory.bipartite_full_width_weights(N)
     wide = FCNNConfig(depth=2, width=N, bias_scale=0.0).build(N, N, seed=0, dtype=F64)
     with torch.no_grad():
         wide.weights[0].copy_(W1)

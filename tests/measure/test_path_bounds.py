@@ -56,7 +56,7 @@ def test_path_length_is_the_weighted_sum_of_velocities(table) -> None:
 
 def test_theorem4_inequalities_hold(trained, table) -> None:
     model, _ = trained
-    t = measure.theorem4(table, model.leak)
+    t = measure.hamiltonian_bounds(table, model.leak)
     assert t["thm4_middle"] <= t["thm4_upper"]
     assert t["thm4_lower"] <= t["thm4_middle"]
     assert t["thm4_lower_corrected"] <= t["thm4_middle"]
@@ -75,9 +75,9 @@ def test_plain_path_length_is_the_weighted_sum_of_frobenius_velocities(table) ->
 
 def test_theorem4_window_applies_the_theory_to_the_table(table) -> None:
     """Each layer with its own `gamma_l` and `||B_l||`, `H` the median; the summary keys."""
-    w = measure.theorem4_window(table, LEAK)
+    w = measure.speed_window(table, LEAK)
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
-    expected = theory.thm4_layer_window(
+    expected = theory.speed_window(
         table.column("V_norm"),
         table.column("coi_gamma"),
         rank_h,
@@ -89,7 +89,7 @@ def test_theorem4_window_applies_the_theory_to_the_table(table) -> None:
     np.testing.assert_allclose(
         w.lower, -LEAK * np.sqrt(table.column("gamma")) * table.column("B_norm")
     )
-    t = measure.theorem4(table, LEAK)
+    t = measure.hamiltonian_bounds(table, LEAK)
     assert t["thm4_window_used_max"] == float(np.abs(w.used).max())
     assert t["thm4_window_holds"] == float(w.holds.mean())
     assert t["thm4_arg_negative"] == float((w.arg < 0).sum())
@@ -111,10 +111,10 @@ def test_theorem4_per_layer_fails_at_a_layer_whose_velocity_exceeds_its_window(t
     layers keep their used fractions."""
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
     bad = dataclasses.replace(table, rows=_exceed(table.rows, 4, LEAK, rank_h))
-    w, w0 = measure.theorem4_window(bad, LEAK), measure.theorem4_window(table, LEAK)
+    w, w0 = measure.speed_window(bad, LEAK), measure.speed_window(table, LEAK)
     assert not w.holds[4] and w.used[4] == pytest.approx(1.5)
     np.testing.assert_array_equal(np.delete(w.used, 4), np.delete(w0.used, 4))
-    t = measure.theorem4(bad, LEAK)
+    t = measure.hamiltonian_bounds(bad, LEAK)
     assert t["thm4_window_used_max"] == pytest.approx(1.5)
     assert t["thm4_window_holds"] == pytest.approx(np.delete(w0.holds, 4).sum() / len(table.rows))
 
@@ -127,7 +127,7 @@ def test_ridge_layers_at_one_gamma(trained, table) -> None:
     r = measure.ridge_layers(model, data.x_train, data.y_train, LAM, gamma)
     np.testing.assert_allclose(r.rank_h, table.column("rank_H"), rtol=1e-10)
     np.testing.assert_allclose(r.b_norm, table.column("B_norm"), rtol=1e-10)
-    t = measure.theorem4_constant_gamma(model, data.x_train, data.y_train, LAM, gamma)
+    t = measure.hamiltonian_bounds_constant_gamma(model, data.x_train, data.y_train, LAM, gamma)
     assert t["path_length_const"] == pytest.approx(r.path_length(), rel=1e-12)
     assert t["thm4_window_used_max_const"] == float(np.abs(r.window(LEAK).used).max())
     w = r.window(LEAK)

@@ -13,7 +13,7 @@ from bottlenecklab.theory import (
     circle_speed,
     circle_width1_loss,
     circle_width1_optimum,
-    eq6,
+    circle_width1_speed,
     escape_directions,
 )
 
@@ -43,18 +43,20 @@ def test_rank2_construction_wrong_sign_fails():
 
 def test_eq6_matches_width1_loss():
     phi = torch.linspace(-7.0, 7.0, 20001, dtype=torch.float64)
-    assert float((eq6(phi) - circle_width1_loss(phi).abs()).abs().max()) <= 1e-12
+    assert float((circle_width1_speed(phi) - circle_width1_loss(phi).abs()).abs().max()) <= 1e-12
     quarter = torch.arange(8, dtype=torch.float64) * math.pi / 4
     assert torch.allclose(
-        eq6(quarter), torch.full((8,), math.sqrt(2) - 1, dtype=torch.float64), atol=1e-12
+        circle_width1_speed(quarter),
+        torch.full((8,), math.sqrt(2) - 1, dtype=torch.float64),
+        atol=1e-12,
     )
-    assert float(eq6(torch.tensor([math.pi / 8], dtype=torch.float64))) <= 1e-12
+    assert float(circle_width1_speed(torch.tensor([math.pi / 8], dtype=torch.float64))) <= 1e-12
 
 
 def test_eq6_differs_from_a_wrong_formula():
     phi = torch.linspace(0.1, 0.7, 7, dtype=torch.float64)
     wrong = (torch.cos(phi) - torch.cos(phi - math.pi / 2)).abs()
-    assert float((eq6(phi) - wrong).abs().max()) > 1e-3
+    assert float((circle_width1_speed(phi) - wrong).abs().max()) > 1e-3
 
 
 def test_circle_linear_net_cannot_escape():

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from bottlenecklab import measure, theory
 from bottlenecklab.theory import (
     RANDOM_MATRIX_KINDS,
+    coi_lower_bound_sweep,
     coi_minima,
     cost_of_identity,
     minimize_cost_of_identity,
     numerical_rank,
-    prop1_sweep,
     random_matrix,
     relative_gamma,
     stable_rank,
@@ -109,7 +109,7 @@ def test_theory_coi_residual_and_negative_mass_match_measure() -> None:
 
 
 def test_prop1_sweep_rows_hold_the_bound_and_fail_with_a_wrong_coi() -> None:
-    rows = prop1_sweep(6, 6, torch.Generator().manual_seed(1))
+    rows = coi_lower_bound_sweep(6, 6, torch.Generator().manual_seed(1))
     assert len(rows) == 6 * len(RANDOM_MATRIX_KINDS)
     assert set(rows[0]) == {"kind", "index", "n", "w", "finite", "coi", "stable_rank", "rank"}
     finite = [r for r in rows if r["finite"]]
@@ -118,7 +118,7 @@ def test_prop1_sweep_rows_hold_the_bound_and_fail_with_a_wrong_coi() -> None:
     for r in finite:
         if r["kind"] == "nonneg_low_rank":
             assert math.isclose(r["coi"], r["rank"], abs_tol=1e-6)
-    wrong = prop1_sweep(6, 6, torch.Generator().manual_seed(1), coi=_half_coi)
+    wrong = coi_lower_bound_sweep(6, 6, torch.Generator().manual_seed(1), coi=_half_coi)
     assert any(r["coi"] < r["stable_rank"] - 1e-3 for r in wrong if r["finite"])
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from bottlenecklab.theory import (
-    example20_excess,
-    example20_norm_sq,
-    example20_target,
-    example20_weights,
     identity_construction,
+    non_lipschitz_excess,
+    non_lipschitz_norm_sq,
+    non_lipschitz_target,
+    non_lipschitz_weights,
     relu_network,
 )
 
@@ -32,13 +32,13 @@ def test_prop12_is_not_the_identity_off_omega():
 
 @pytest.mark.parametrize("depth", [4, 10, 64, 1000])
 def test_example20_function_and_norm(depth):
-    Ws = example20_weights(depth, 0.75)
+    Ws = non_lipschitz_weights(depth, 0.75)
     assert len(Ws) == depth
     X = np.random.default_rng(0).uniform(0, 1, (200, 3))
-    np.testing.assert_allclose(relu_network(Ws, X), example20_target(X), atol=1e-9)
+    np.testing.assert_allclose(relu_network(Ws, X), non_lipschitz_target(X), atol=1e-9)
     norm = sum(np.sum(W**2) for W in Ws)
-    assert example20_norm_sq(depth, 0.75) == pytest.approx(norm, rel=1e-12)
-    assert example20_excess(depth, 0.75) == pytest.approx(norm - 3 * depth, abs=1e-9 * depth)
+    assert non_lipschitz_norm_sq(depth, 0.75) == pytest.approx(norm, rel=1e-12)
+    assert non_lipschitz_excess(depth, 0.75) == pytest.approx(norm - 3 * depth, abs=1e-9 * depth)
 
 
 @pytest.mark.parametrize("gamma", [0.6, 0.75, 0.9])
@@ -46,10 +46,10 @@ def test_example20_excess_asymptotics(gamma):
     depth = 10**6
     eps = depth**-gamma
     approx = 12 * depth ** (1 - 2 * gamma) + 2 * np.exp(-(depth - 2) * eps)
-    assert example20_excess(depth, gamma) == pytest.approx(approx, rel=0.01)
+    assert non_lipschitz_excess(depth, gamma) == pytest.approx(approx, rel=0.01)
 
 
 @pytest.mark.parametrize("depth,gamma", [(5, 0.75), (10, 0.5), (10, 1.0)])
 def test_example20_rejects_bad_arguments(depth, gamma):
     with pytest.raises(ValueError):
-        example20_weights(depth, gamma)
+        non_lipschitz_weights(depth, gamma)

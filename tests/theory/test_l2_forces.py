@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from bottlenecklab import measure, theory
-from bottlenecklab.measure._l2_balance import _layer_grads
+from bottlenecklab.measure._forces import _layer_grads
 from bottlenecklab.models import FCNNConfig
 
 F64 = torch.float64

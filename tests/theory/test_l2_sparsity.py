@@ -29,7 +29,7 @@ def test_bipartite_spectrum_and_cost(N):
 
 @pytest.mark.parametrize("N", [4, 8])
 def test_remark23_fits_with_norm(N):
-    W1, W2 = theory.remark23_weights(N)
+    W1, W2 = theory.bipartite_full_width_weights(N)
     X = torch.eye(N, dtype=F64)
     out = torch.relu(X @ W1.T) @ W2.T
     assert torch.allclose(out, theory.bipartite_target(N), atol=1e-12 * N)

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 
 from bottlenecklab.theory import (
     circle_inputs,
+    escape_low_rank_bound,
+    escape_low_rank_budget,
+    escape_low_rank_constant,
     localized_loss,
     nonlinearity_ratio,
-    prop34_terms,
     singular_ratio,
     tail_energy,
-    thm31_bound,
-    thm31_constant,
     weak_balancedness,
 )
 
@@ -38,10 +38,10 @@ def test_tail_and_ratio():
 
 def test_thm31_constant_circle():
     X, G = circle_inputs()
-    c = thm31_constant(X, G, 0.5)
+    c = escape_low_rank_constant(X, G, 0.5)
     assert c == pytest.approx(37.7, abs=0.05)
-    assert math.isnan(thm31_bound(1000, c))
-    assert 0 < thm31_bound(10**6, c) < thm31_bound(10**5, c)
+    assert math.isnan(escape_low_rank_bound(1000, c))
+    assert 0 < escape_low_rank_bound(10**6, c) < escape_low_rank_bound(10**5, c)
 
 
 @settings(max_examples=60, deadline=None)
@@ -66,7 +66,7 @@ def test_prop34_random_theta(seed, depth, width, scale):
         return
     if loss > 0:
         Ws[-1] = -Ws[-1]
-    lhs, rhs, s0 = prop34_terms(X, G, Ws)
+    lhs, rhs, s0 = escape_low_rank_budget(X, G, Ws)
     assert float(s0) > 0
     assert float(lhs) <= float(rhs) + 1e3 * EPS * abs(float(rhs))
 
@@ -77,7 +77,7 @@ def test_prop34_fails_when_theta_too_large():
     from bottlenecklab.theory import circle_rank2_weights
 
     Ws = [W[None] * 10.0 for W in circle_rank2_weights()]
-    lhs, rhs, _ = prop34_terms(X, G, Ws)
+    lhs, rhs, _ = escape_low_rank_budget(X, G, Ws)
     assert float(lhs) > float(rhs)
 
 

@@ -1,4 +1,4 @@
-"""Paper 000, Thm 4 (2) per layer (`theory.thm4_layer_window`): the proof's identity, the
+"""Paper 000, Thm 4 (2) per layer (`theory.speed_window`): the proof's identity, the
 window on layers at a critical point, the bottleneck layer where the paper's square root
 is undefined, and layers whose velocity leaves the window."""
 
@@ -38,7 +38,7 @@ def _window(A: torch.Tensor, B: torch.Tensor, gamma: float, v_scale: float = 1.0
     V = v_scale * LEAK * (S @ (S.T @ B) - A)
     rank_h = -2.0 / LEAK * float(theory.hamiltonian(A, B, LEAK))
     coi, v2 = theory.kernel_norms_sq((A, V), S, gamma).tolist()
-    return theory.thm4_layer_window(
+    return theory.speed_window(
         np.array([v2**0.5]), np.array([coi]), rank_h, gamma, np.array([float(B.norm())]), LEAK
     )
 
@@ -102,10 +102,10 @@ def test_used_fraction_is_signed_and_one_at_the_window_ends() -> None:
     v = np.array([5.0, 5.0, 5.0, 5.0])
     coi = np.array([1.0, 1.0, 1.0, -3.0])  # a = 0, 0, 0 and -4 (clipped to 0)
     gamma, b = np.array([1.0, 1.0, 0.25, 1.0]), np.array([1.0, 2.0, 1.0, 1.0])
-    w = theory.thm4_layer_window(v, coi, 1.0, gamma, b, 1.0)
+    w = theory.speed_window(v, coi, 1.0, gamma, b, 1.0)
     np.testing.assert_allclose(w.excess, 5.0)
     np.testing.assert_allclose(w.upper, [2.0, 4.0, 1.0, 2.0])
     np.testing.assert_allclose(w.used, [2.5, 1.25, 5.0, 2.5])
-    low = theory.thm4_layer_window(np.array([0.0, 1.0]), np.array([5.0, 5.0]), 1.0, 1.0, 1.0, 1.0)
+    low = theory.speed_window(np.array([0.0, 1.0]), np.array([5.0, 5.0]), 1.0, 1.0, 1.0, 1.0)
     np.testing.assert_allclose(low.used, [-2.0, -1.0])  # excess -2 and -1, lower end -1
     assert low.holds.tolist() == [False, True]

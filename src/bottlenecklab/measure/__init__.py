@@ -1,147 +1,221 @@
-"""Diagnostics of trained networks: spectra, cost of identity, momenta, Hamiltonian, path
-length and Theorem 4, balancedness, minimal-norm weights, PCA of paths.
+"""Diagnostics of trained networks, by concept.
 
-`measure` takes a trained network and data and never trains. Names match `theory` for the
-same quantity (e.g. `cost_of_identity`, `hamiltonian`, `stable_rank`).
+`measure` takes a trained network and data and never trains. Each concept is a module with a
+curated public face; every name is also available here. Names match `theory` for the same
+quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...).
+
+| module | what it measures |
+|---|---|
+| `measure.balance` | Balancedness at a critical point of the regularized loss |
+| `measure.bounds` | Both sides of the papers' inequalities on a trained network |
+| `measure.coi` | Cost of identity |
+| `measure.convergence` | Convergence: how close a network is to a critical point |
+| `measure.decision` | Decision maps and tripoints |
+| `measure.evaluation` | Data costs and rollouts |
+| `measure.geodesics` | Representation geodesics of a leaky ResNet |
+| `measure.jacobians` | Jacobians |
+| `measure.linear` | Deep linear networks |
+| `measure.ntk` | Neural tangent kernel |
+| `measure.rank` | Rank |
+| `measure.reformulation` | Reformulations of the L2-regularized loss |
+| `measure.representation` | Quantities of one layer of any network |
+| `measure.saddles` | Saddle-to-saddle dynamics |
+| `measure.sparsity` | Sparsity: neuron counts |
+| `measure.spectra` | Spectra of weights |
+| `measure.stats` | Statistics of measured series |
+| `measure.symmetry` | Symmetry learning |
+| `measure.views` | Low-dimensional views of representations |
 """
 
-from bottlenecklab.measure._balancedness import balancedness_residual
-from bottlenecklab.measure._certify import (
+# Balancedness at a critical point of the regularized loss (`measure.balance`)
+from bottlenecklab.measure.balance import (
+    balance_residuals,
+    balancedness_residual,
+    fcnn_balance_residuals,
+    weak_balancedness,
+)
+
+# Both sides of the papers' inequalities on a trained network (`measure.bounds`)
+from bottlenecklab.measure.bounds import (
+    RidgeLayers,
+    chain_slacks,
+    hamiltonian_bounds,
+    hamiltonian_bounds_constant_gamma,
+    jacobian_bounds,
+    random_network_slacks,
+    representation_bottleneck,
+    ridge_layers,
+    speed_window,
+    speed_window_summary,
+)
+
+# Cost of identity (`measure.coi`)
+from bottlenecklab.measure.coi import (
+    GAMMA0,
+    coi_columns,
+    coi_residual,
+    cost_of_identity,
+    kernel_norm_sq,
+    negative_mass,
+    stable_rank,
+)
+
+# Convergence: how close a network is to a critical point (`measure.convergence`)
+from bottlenecklab.measure.convergence import (
     Certificate,
     KinkDerivatives,
     KinkMode,
     certify,
+    clarke_critical_point_residuals,
+    critical_point_residuals,
+    gradient_norm,
     kink_forward,
+    regularized_loss,
 )
-from bottlenecklab.measure._cnn import layer_frequency_singular_values, layer_modes, rollout
-from bottlenecklab.measure._coi import (
-    coi_residual,
-    cost_of_identity,
-    kernel_norm_sq,
-    stable_rank,
+
+# Decision maps and tripoints (`measure.decision`)
+from bottlenecklab.measure.decision import (
+    accuracy,
+    data_box,
+    decision_map,
+    tripoints,
 )
-from bottlenecklab.measure._costs import costs, float64_copy
-from bottlenecklab.measure._decision import accuracy, data_box, decision_map, tripoints
-from bottlenecklab.measure._fcnn_balance import fcnn_balance_residuals
-from bottlenecklab.measure._fcnn_layers import (
+
+# Data costs and rollouts (`measure.evaluation`)
+from bottlenecklab.measure.evaluation import (
+    costs,
+    float64_copy,
+    rollout,
+)
+
+# Representation geodesics of a leaky ResNet (`measure.geodesics`)
+from bottlenecklab.measure.geodesics import (
+    INPUT_PAIRED,
+    LayerTable,
+    hamiltonian,
+    hamiltonian_summary,
+    layer_series,
+    leaky_resnet_layers,
+    min_norm_weights,
+    momenta,
+    momentum_bounds,
+    path_length,
+    plain_path_length,
+    step_profile,
+)
+
+# Jacobians (`measure.jacobians`)
+from bottlenecklab.measure.jacobians import (
+    RANK_REL,
+    function_jacobians,
+    input_jacobians,
+    jacobian_rank_log_det,
+    jacobian_singular_values,
+    layer_jacobians,
+    log_top_k,
+    representation_jacobian_ranks,
+    representation_jacobians,
+)
+
+# Deep linear networks (`measure.linear`)
+from bottlenecklab.measure.linear import (
+    end_to_end_matrix,
+    linear_cost_gap,
+    linear_geodesic_errors,
+)
+
+# Neural tangent kernel (`measure.ntk`)
+from bottlenecklab.measure.ntk import (
+    ntk_along_gd,
+    ntk_lambda_max,
+    ntk_matrix,
+    ntk_trace,
+    ntk_trace_terms,
+)
+
+# Rank (`measure.rank`)
+from bottlenecklab.measure.rank import (
     CENTRED_REL,
+    GAP,
     RANK_FLOOR,
+    RANK_RELS,
+    RANK_RULE,
+    RankReading,
+    RankRule,
     centred_rank,
     centred_singular_values,
     layer_ranks,
     middle_layer,
     middle_rank,
-    representation_bottleneck,
-    weight_spectra,
+    precision_of,
+    rank_depth_correlation,
+    rank_group_fits,
 )
-from bottlenecklab.measure._fits import fit_line, loglog_slope
-from bottlenecklab.measure._hamiltonian import (
-    INPUT_PAIRED,
-    LayerTable,
-    clarke_critical_point_residuals,
-    critical_point_residuals,
-    hamiltonian,
-    hamiltonian_summary,
-    layer_series,
-    leaky_resnet_layers,
-    momenta,
-)
-from bottlenecklab.measure._jacobian import (
-    RANK_REL,
-    chain_slacks,
-    function_jacobians,
-    input_jacobians,
-    jacobian_bounds,
-    jacobian_rank_log_det,
-    jacobian_singular_values,
-    layer_jacobians,
-    log_top_k,
-    random_network_slacks,
-    representation_jacobian_ranks,
-    representation_jacobians,
-)
-from bottlenecklab.measure._l2_balance import feasible_balance
-from bottlenecklab.measure._l2_reformulation import (
+
+# Reformulations of the L2-regularized loss (`measure.reformulation`)
+from bottlenecklab.measure.reformulation import (
     fcnn_layers,
+    feasible_balance,
     forces,
     linear_kernels,
-    loss_grad_norm,
     null_norms,
     null_step_residual,
     reformulated_losses,
 )
-from bottlenecklab.measure._l2_sparsity import (
+
+# Quantities of one layer of any network (`measure.representation`)
+from bottlenecklab.measure.representation import (
+    MAX_ROWS,
+    REASONS,
+    RepresentationAccumulator,
+    representation_quantities,
+    weight_quantities,
+)
+
+# Saddle-to-saddle dynamics (`measure.saddles`)
+from bottlenecklab.measure.saddles import (
+    direction_gaps,
+    escape_step,
+    fcnn_weights,
+    loss_drops,
+    saddle_layers,
+)
+
+# Sparsity: neuron counts (`measure.sparsity`)
+from bottlenecklab.measure.sparsity import (
     best_per_width,
     bipartite_pattern,
+    count_rays,
+    count_rays_2d,
     merge_chain,
     merge_neurons,
     plateau_start,
     prune_one_dim,
 )
-from bottlenecklab.measure._l2_views import (
-    count_rays,
-    count_rays_2d,
-    nearest_centroid_accuracy,
-    uncentered_pca,
-)
-from bottlenecklab.measure._linear_net import (
-    end_to_end_matrix,
-    linear_cost_gap,
-    linear_geodesic_errors,
-)
-from bottlenecklab.measure._nonnegativity import negative_mass
-from bottlenecklab.measure._ntk import ntk_along_gd, ntk_lambda_max, ntk_matrix, ntk_trace
-from bottlenecklab.measure._path_bounds import (
-    RidgeLayers,
-    momentum_bounds,
-    path_length,
-    plain_path_length,
-    ridge_layers,
-    theorem4,
-    theorem4_constant_gamma,
-    theorem4_window,
-    window_summary,
-)
-from bottlenecklab.measure._pca import pca_paths
-from bottlenecklab.measure._rank_groups import rank_depth_correlation, rank_group_fits
-from bottlenecklab.measure._rank_rule import (
-    GAP,
-    RANK_RELS,
-    RANK_RULE,
-    RankReading,
-    RankRule,
-    precision_of,
-)
-from bottlenecklab.measure._representation import (
-    GAMMA0,
-    MAX_ROWS,
-    REASONS,
+
+# Spectra of weights (`measure.spectra`)
+from bottlenecklab.measure.spectra import (
     TW_MARGIN,
-    RepresentationAccumulator,
-    balance_residuals,
-    coi_columns,
-    mp_spikes,
-    ntk_trace_terms,
-    representation_quantities,
-    weight_quantities,
-)
-from bottlenecklab.measure._saddle import (
-    direction_gaps,
-    escape_step,
-    fcnn_weights,
+    largest_gap,
+    layer_frequency_singular_values,
+    layer_modes,
     layer_singular_values,
-    loss_drops,
-    saddle_layers,
-    weak_balancedness,
+    mp_spikes,
+    weight_spectra,
 )
-from bottlenecklab.measure._stationarity import gradient_norm, regularized_loss
-from bottlenecklab.measure._steps import step_profile
-from bottlenecklab.measure._symmetry import (
+
+# Statistics of measured series (`measure.stats`)
+from bottlenecklab.measure.stats import (
+    fit_line,
+    loglog_slope,
+)
+
+# Symmetry learning (`measure.symmetry`)
+from bottlenecklab.measure.symmetry import (
     curve_distances,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
-    largest_gap,
     layer_distance_map,
     layer_paths,
     path_crossings,
@@ -152,139 +226,164 @@ from bottlenecklab.measure._symmetry import (
     rotation_ratio,
     state_bijection_r2,
 )
-from bottlenecklab.measure._weights import min_norm_weights
 
-__all__ = [
-    "CENTRED_REL",
-    "GAMMA0",
-    "GAP",
-    "INPUT_PAIRED",
-    "MAX_ROWS",
-    "RANK_FLOOR",
-    "RANK_REL",
-    "RANK_RELS",
-    "RANK_RULE",
-    "REASONS",
-    "TW_MARGIN",
-    "Certificate",
-    "KinkDerivatives",
-    "KinkMode",
-    "LayerTable",
-    "RankReading",
-    "RankRule",
-    "RepresentationAccumulator",
-    "RidgeLayers",
-    "accuracy",
+# Low-dimensional views of representations (`measure.views`)
+from bottlenecklab.measure.views import (
+    nearest_centroid_accuracy,
+    pca_paths,
+    uncentered_pca,
+)
+
+# Grouped by concept module, in the order of the imports above.
+__all__ = [  # noqa: RUF022
+    # measure.balance
     "balance_residuals",
     "balancedness_residual",
-    "best_per_width",
-    "bipartite_pattern",
-    "centred_rank",
-    "centred_singular_values",
-    "certify",
+    "fcnn_balance_residuals",
+    "weak_balancedness",
+    # measure.bounds
+    "RidgeLayers",
     "chain_slacks",
-    "clarke_critical_point_residuals",
+    "hamiltonian_bounds",
+    "hamiltonian_bounds_constant_gamma",
+    "jacobian_bounds",
+    "random_network_slacks",
+    "representation_bottleneck",
+    "ridge_layers",
+    "speed_window",
+    "speed_window_summary",
+    # measure.coi
+    "GAMMA0",
     "coi_columns",
     "coi_residual",
     "cost_of_identity",
-    "costs",
-    "count_rays",
-    "count_rays_2d",
+    "kernel_norm_sq",
+    "negative_mass",
+    "stable_rank",
+    # measure.convergence
+    "Certificate",
+    "KinkDerivatives",
+    "KinkMode",
+    "certify",
+    "clarke_critical_point_residuals",
     "critical_point_residuals",
-    "curve_distances",
+    "gradient_norm",
+    "kink_forward",
+    "regularized_loss",
+    # measure.decision
+    "accuracy",
     "data_box",
     "decision_map",
-    "direction_gaps",
-    "end_to_end_matrix",
-    "escape_step",
-    "fcnn_balance_residuals",
-    "fcnn_layers",
-    "fcnn_weights",
-    "feasible_balance",
-    "fit_line",
+    "tripoints",
+    # measure.evaluation
+    "costs",
     "float64_copy",
-    "forces",
-    "function_jacobians",
-    "gradient_norm",
-    "haar_rotation_about",
+    "rollout",
+    # measure.geodesics
+    "INPUT_PAIRED",
+    "LayerTable",
     "hamiltonian",
     "hamiltonian_summary",
-    "input_jacobians",
-    "invariant_coordinates",
-    "jacobian_bounds",
-    "jacobian_rank_log_det",
-    "jacobian_singular_values",
-    "kernel_norm_sq",
-    "kink_forward",
-    "knn_r2",
-    "largest_gap",
-    "layer_distance_map",
-    "layer_frequency_singular_values",
-    "layer_jacobians",
-    "layer_modes",
-    "layer_paths",
-    "layer_ranks",
     "layer_series",
-    "layer_singular_values",
     "leaky_resnet_layers",
-    "linear_cost_gap",
-    "linear_geodesic_errors",
-    "linear_kernels",
-    "log_top_k",
-    "loglog_slope",
-    "loss_drops",
-    "loss_grad_norm",
-    "merge_chain",
-    "merge_neurons",
-    "middle_layer",
-    "middle_rank",
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
-    "mp_spikes",
-    "nearest_centroid_accuracy",
-    "negative_mass",
+    "path_length",
+    "plain_path_length",
+    "step_profile",
+    # measure.jacobians
+    "RANK_REL",
+    "function_jacobians",
+    "input_jacobians",
+    "jacobian_rank_log_det",
+    "jacobian_singular_values",
+    "layer_jacobians",
+    "log_top_k",
+    "representation_jacobian_ranks",
+    "representation_jacobians",
+    # measure.linear
+    "end_to_end_matrix",
+    "linear_cost_gap",
+    "linear_geodesic_errors",
+    # measure.ntk
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
     "ntk_trace",
     "ntk_trace_terms",
-    "null_norms",
-    "null_step_residual",
-    "path_crossings",
-    "path_length",
-    "pca_path_crossings",
-    "pca_paths",
-    "pca_paths2d",
-    "pca_states",
-    "plain_path_length",
-    "plateau_start",
+    # measure.rank
+    "CENTRED_REL",
+    "GAP",
+    "RANK_FLOOR",
+    "RANK_RELS",
+    "RANK_RULE",
+    "RankReading",
+    "RankRule",
+    "centred_rank",
+    "centred_singular_values",
+    "layer_ranks",
+    "middle_layer",
+    "middle_rank",
     "precision_of",
-    "prune_one_dim",
-    "random_network_slacks",
-    "random_projection_crossings",
     "rank_depth_correlation",
     "rank_group_fits",
+    # measure.reformulation
+    "fcnn_layers",
+    "feasible_balance",
+    "forces",
+    "linear_kernels",
+    "null_norms",
+    "null_step_residual",
     "reformulated_losses",
-    "regularized_loss",
-    "representation_bottleneck",
-    "representation_jacobian_ranks",
-    "representation_jacobians",
+    # measure.representation
+    "MAX_ROWS",
+    "REASONS",
+    "RepresentationAccumulator",
     "representation_quantities",
-    "ridge_layers",
-    "rollout",
-    "rotation_ratio",
-    "saddle_layers",
-    "stable_rank",
-    "state_bijection_r2",
-    "step_profile",
-    "theorem4",
-    "theorem4_constant_gamma",
-    "theorem4_window",
-    "tripoints",
-    "uncentered_pca",
-    "weak_balancedness",
     "weight_quantities",
+    # measure.saddles
+    "direction_gaps",
+    "escape_step",
+    "fcnn_weights",
+    "loss_drops",
+    "saddle_layers",
+    # measure.sparsity
+    "best_per_width",
+    "bipartite_pattern",
+    "count_rays",
+    "count_rays_2d",
+    "merge_chain",
+    "merge_neurons",
+    "plateau_start",
+    "prune_one_dim",
+    # measure.spectra
+    "TW_MARGIN",
+    "largest_gap",
+    "layer_frequency_singular_values",
+    "layer_modes",
+    "layer_singular_values",
+    "mp_spikes",
     "weight_spectra",
-    "window_summary",
+    # measure.stats
+    "fit_line",
+    "loglog_slope",
+    # measure.symmetry
+    "curve_distances",
+    "haar_rotation_about",
+    "invariant_coordinates",
+    "knn_r2",
+    "layer_distance_map",
+    "layer_paths",
+    "path_crossings",
+    "pca_path_crossings",
+    "pca_paths2d",
+    "pca_states",
+    "random_projection_crossings",
+    "rotation_ratio",
+    "state_bijection_r2",
+    # measure.views
+    "nearest_centroid_accuracy",
+    "pca_paths",
+    "uncentered_pca",
 ]

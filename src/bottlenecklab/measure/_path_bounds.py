@@ -9,7 +9,7 @@ paper's form). The proof's step `||gamma B||_{K + gamma I} <= gamma c` only hold
 `<= sqrt(gamma) c` (since `(K + gamma I)^{-1} <= gamma^{-1} I`), so the *corrected* lower
 bounds use `max_l sqrt(gamma_l) ||B_l||` instead; both forms are reported. Thm 4 (2) is
 read per layer with that layer's `gamma_l`, `||B_l||` and `sqrt(max(a_l, 0))`
-(`theory.thm4_layer_window`; spec `leaky-resnets.md`, fourth review).
+(`theory.speed_window`; spec `leaky-resnets.md`, fourth review).
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from bottlenecklab.measure._hamiltonian import LayerTable, momenta
 
 __all__ = [
     "RidgeLayers",
+    "hamiltonian_bounds",
+    "hamiltonian_bounds_constant_gamma",
     "momentum_bounds",
     "path_length",
     "plain_path_length",
     "ridge_layers",
-    "theorem4",
-    "theorem4_constant_gamma",
-    "theorem4_window",
-    "window_summary",
+    "speed_window",
+    "speed_window_summary",
 ]
 
 
@@ -58,19 +58,19 @@ def momentum_bounds(table: LayerTable) -> dict[str, float]:
     }
 
 
-def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
+def hamiltonian_bounds(table: LayerTable, leak: float) -> dict[str, float]:
     """Both sides of the two inequalities of paper 000, Thm 4, with `H` the median over layers.
 
     (1) `-(l_gamma/L~ + gamma c)^2 <= -(2/L~)H - min_l COI_gamma <= gamma c^2`;
     (2) per layer, `-L~ gamma c <= ||V_l||_gamma - L~ sqrt(COI_gamma,l + (2/L~)H) <= 2 L~ gamma c`
-    as the paper writes it, and in the form its proof supports (`theorem4_window`).
+    as the paper writes it, and in the form its proof supports (`speed_window`).
 
     Returns (keys): `path_length` (`l_gamma`), `path_length_plain` (`sum rho ||V||_F`);
     `thm4_middle`, `thm4_upper` (`max gamma_l ||B_l||^2`), `thm4_lower` (paper's form),
     `thm4_lower_corrected` (`sqrt(gamma)` form); `thm4_gc`, `thm4_sgc` (the two `gamma c`
     terms); `thm4_per_layer_frac`: the fraction of layers where (2) holds in the paper's
     form (`gamma c` with `c = max ||B||`; a negative square-root argument counts as a
-    failure); and `window_summary` of the per-layer form.
+    failure); and `speed_window_summary` of the per-layer form.
     """
     rank_h = statistics.median(table.column("rank_H").tolist())  # -(2/L~) H
     coi = table.column("coi_gamma")
@@ -92,15 +92,15 @@ def theorem4(table: LayerTable, leak: float) -> dict[str, float]:
         "thm4_gc": gc,
         "thm4_sgc": sgc,
         "thm4_per_layer_frac": float(paper.mean()),
-        **window_summary(theorem4_window(table, leak)),
+        **speed_window_summary(speed_window(table, leak)),
     }
 
 
-def theorem4_window(table: LayerTable, leak: float) -> theory.Thm4Window:
+def speed_window(table: LayerTable, leak: float) -> theory.SpeedWindow:
     """Thm 4 (2) at every layer of `table`, each with its own `gamma_l` and `||B_l||`, `H`
-    the median over layers (`theory.thm4_layer_window`; paper 000, Thm 4)."""
+    the median over layers (`theory.speed_window`; paper 000, Thm 4)."""
     rank_h = statistics.median(table.column("rank_H").tolist())
-    return theory.thm4_layer_window(
+    return theory.speed_window(
         table.column("V_norm"),
         table.column("coi_gamma"),
         rank_h,
@@ -110,7 +110,7 @@ def theorem4_window(table: LayerTable, leak: float) -> theory.Thm4Window:
     )
 
 
-def window_summary(window: theory.Thm4Window, suffix: str = "") -> dict[str, float]:
+def speed_window_summary(window: theory.SpeedWindow, suffix: str = "") -> dict[str, float]:
     """Scalars of a Thm 4 (2) window: `thm4_window_used_max` (largest `|used|` over layers:
     at most 1 iff (2) holds at every layer), `thm4_window_holds` (fraction of layers where
     it holds), `thm4_arg_negative` (number of layers with `a_l < 0`), `thm4_arg_min`
@@ -140,9 +140,9 @@ class RidgeLayers:
         """`l_gamma = sum_l rho_l ||V_l||_{K+gamma I}` at this ridge."""
         return float((self.rho * self.v_norm).sum())
 
-    def window(self, leak: float) -> theory.Thm4Window:
-        """Thm 4 (2) per layer at this ridge, `H` the median (`theory.thm4_layer_window`)."""
-        return theory.thm4_layer_window(
+    def window(self, leak: float) -> theory.SpeedWindow:
+        """Thm 4 (2) per layer at this ridge, `H` the median (`theory.speed_window`)."""
+        return theory.speed_window(
             self.v_norm,
             self.coi_gamma,
             statistics.median(self.rank_h.tolist()),
@@ -195,7 +195,7 @@ def ridge_layers(
     )
 
 
-def theorem4_constant_gamma(
+def hamiltonian_bounds_constant_gamma(
     model: Any,
     X: Any,
     Y: Any,
@@ -207,11 +207,11 @@ def theorem4_constant_gamma(
 ) -> dict[str, float]:
     """Thm 4 (1) exactly as stated: one ridge `gamma` for every layer (paper 000 suggests
     `gamma = 1/L~`), `c = max_l ||B_l||_F`, `H` the median of the layer Hamiltonians; and
-    Thm 4 (2) per layer at that ridge (`window_summary`).
+    Thm 4 (2) per layer at that ridge (`speed_window_summary`).
 
     Recomputes `COI_gamma` and `||V_l||_{K+gamma I}` at that ridge (`ridge_layers`; the
     layer table uses the layer-dependent one), unless `layers` gives them. Keys as in
-    `theorem4` and `window_summary` with the suffix `_const`.
+    `hamiltonian_bounds` and `speed_window_summary` with the suffix `_const`.
 
     Args:
         model: trained `LeakyResNet`
@@ -236,5 +236,5 @@ def theorem4_constant_gamma(
         "thm4_upper_const": gamma * c**2,
         "thm4_lower_const": -((ell / leak + gamma * c) ** 2),
         "thm4_lower_corrected_const": -((ell / leak + float(np.sqrt(gamma)) * c) ** 2),
-        **window_summary(layers.window(leak), "_const"),
+        **speed_window_summary(layers.window(leak), "_const"),
     }

@@ -7,19 +7,25 @@ from typing import Any
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
-from bottlenecklab.tasks import COSTS, Dataset
+from bottlenecklab.tasks import COSTS
 
 __all__ = ["gradient_norm", "regularized_loss"]
 
 
-def gradient_norm(model: Any, data: Dataset, lam: float, cost: str = "mse") -> float:
-    """`||grad_theta (C(Y_hat) + model.regularization(lam))||` on the training set, float64.
+def gradient_norm(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") -> float:
+    """`||grad_theta (C(f(X), Y) + R)||` on a float64 copy: zero at a critical point of the
+    regularized training loss (the convergence gate of claims about trained networks).
 
-    Zero at a critical point of the training loss (the convergence gate of claims about
-    trained networks); `C` is `COSTS[cost]`.
+    `regularized_loss(...)["grad_norm"]`: `C` is `COSTS[cost]`, `R` the model's
+    `regularization(lam)` (each paper's own term), else `lam ||theta||^2`.
+
+    Args:
+        model: any `nn.Module` `[N, ...] -> [N, d_out]`
+        X: inputs `[N, ...]`
+        Y: targets `[N, d_out]` (one-hot rows for `cross_entropy`)
+        lam: `lambda`
+        cost: a `COSTS` key.
     """
-    X = torch.as_tensor(data.x_train, dtype=torch.float64)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
     return regularized_loss(model, X, Y, lam, cost)["grad_norm"]
 
 

@@ -1,130 +1,135 @@
-"""Closed forms, constructions and bounds of the papers (no training, no measurement).
+"""Closed forms, constructions and bounds of the papers (no training, no measurement),
+by concept.
 
-Paper 000: the Hamiltonian system of representation geodesics (`hamiltonian`,
-`vector_field`, `hamiltonian_flow`, `shoot`), an RK4 integrator, the two symmetries of
-§1.2, the cost of identity and its Prop 1 bound, COI minimization (Prop 2), the
-conservation studies behind the `hamiltonian-flow` experiment, and Thm 4 (2) per layer
-(`thm4_layer_window`). Names match `measure` for the same quantity (`hamiltonian`,
-`cost_of_identity`, `stable_rank`, `negative_mass`).
-Paper 003: the localized loss and escape directions at the origin (batched solver, circle
-example, depth extension, norm growth) and the low-rank bounds at escape directions.
+Each concept is a module with a curated public face; every name is also available here.
+Names match `measure` for the same quantity (`hamiltonian`, `cost_of_identity`,
+`stable_rank`, `negative_mass`, `speed_window`, ...).
+
+| module | what it holds |
+|---|---|
+| `theory.bounds` | The papers' inequalities as formulas |
+| `theory.coi` | Cost of identity |
+| `theory.constructions` | Explicit networks |
+| `theory.decision` | Tripoints |
+| `theory.escape` | Escape from the saddle at the origin |
+| `theory.geodesics` | Representation geodesics: the Hamiltonian system |
+| `theory.kernels` | Kernel methods |
+| `theory.linear` | Deep linear networks |
+| `theory.reformulation` | Reformulations of the L2-regularized loss |
+| `theory.sparsity` | Sparsity of L2-regularized networks |
+| `theory.spectra` | Spectra and rank |
+| `theory.symmetries` | Symmetries of the leaky ResNet |
 """
 
-from bottlenecklab.theory._bottleneck_bounds import (
+import warnings
+from typing import Any
+
+# The papers' inequalities as formulas (`theory.bounds`)
+from bottlenecklab.theory.bounds import (
+    SpeedWindow,
+    escape_low_rank_bound,
+    escape_low_rank_budget,
+    escape_low_rank_constant,
+    layer_profile,
+    nonlinearity_ratio,
     partial_isometry_distance_sq,
     representation_bottleneck_bound,
+    singular_ratio,
+    speed_window,
+    tail_energy,
 )
-from bottlenecklab.theory._circle import (
+
+# Cost of identity (`theory.coi`)
+from bottlenecklab.theory.coi import (
+    RANDOM_MATRIX_KINDS,
+    KernelSVD,
+    coi_lower_bound_sweep,
+    coi_minima,
+    coi_residual,
+    cost_of_identity,
+    features,
+    kernel_condition,
+    kernel_norm_sq,
+    kernel_norms_sq,
+    kernel_norms_sq_from_grams,
+    minimize_cost_of_identity,
+    negative_mass,
+    random_matrix,
+    relative_gamma,
+    sigma,
+    stable_rank,
+)
+
+# Explicit networks (`theory.constructions`)
+from bottlenecklab.theory.constructions import (
+    IdentityConstruction,
+    identity_construction,
+    non_lipschitz_excess,
+    non_lipschitz_norm_sq,
+    non_lipschitz_target,
+    non_lipschitz_weights,
+    relu_network,
+)
+
+# Tripoints (`theory.decision`)
+from bottlenecklab.theory.decision import (
+    tripoint_blocks,
+)
+
+# Escape from the saddle at the origin (`theory.escape`)
+from bottlenecklab.theory.escape import (
+    EscapeResult,
     circle_inputs,
     circle_rank2_weights,
     circle_speed,
     circle_width1_loss,
     circle_width1_optimum,
-    eq6,
-)
-from bottlenecklab.theory._coi import (
-    KernelSVD,
-    cost_of_identity,
-    kernel_condition,
-    kernel_norm_sq,
-    kernel_norms_sq,
-    kernel_norms_sq_from_grams,
-    relative_gamma,
-    stable_rank,
-)
-from bottlenecklab.theory._coi_minima import (
-    RANDOM_MATRIX_KINDS,
-    coi_minima,
-    minimize_cost_of_identity,
-    prop1_sweep,
-    random_matrix,
-)
-from bottlenecklab.theory._coi_range import coi_residual
-from bottlenecklab.theory._conservation import (
-    drift_refinement,
-    generic_start,
-    hamiltonian_drift,
-    kink_free_start,
-    sign_crossings,
-)
-from bottlenecklab.theory._constructions import (
-    IdentityConstruction,
-    example20_excess,
-    example20_norm_sq,
-    example20_target,
-    example20_weights,
-    identity_construction,
-    relu_network,
-)
-from bottlenecklab.theory._depth_extension import extend_depth
-from bottlenecklab.theory._escape import (
-    EscapeResult,
+    circle_width1_speed,
     cost_gradient_at_zero,
-    escape_directions,
-    forward_batched,
-    linear_escape_speed,
-    localized_loss,
-)
-from bottlenecklab.theory._escape_norm import (
     escape_blowup_time,
+    escape_directions,
     escape_norm,
     escape_rate,
     escape_time_to_norm,
+    extend_depth,
+    forward_batched,
+    linear_escape_speed,
+    localized_loss,
+    weak_balancedness,
 )
-from bottlenecklab.theory._features import features, sigma
-from bottlenecklab.theory._frequency import (
-    frequency_order,
-    frequency_singular_values,
-    significant_modes,
-)
-from bottlenecklab.theory._hamiltonian_flow import (
+
+# Representation geodesics: the Hamiltonian system (`theory.geodesics`)
+from bottlenecklab.theory.geodesics import (
     Field,
     critical_point_residual,
+    drift_refinement,
+    generic_start,
     geodesic_weights,
+    grid,
     hamiltonian,
+    hamiltonian_drift,
     hamiltonian_flow,
+    hamiltonian_flow_located,
+    kink_free_start,
     lifted_inputs,
+    rk4,
+    rk4_step,
     shoot,
+    sign_crossings,
     vector_field,
 )
-from bottlenecklab.theory._kernels import (
+
+# Kernel methods (`theory.kernels`)
+from bottlenecklab.theory.kernels import (
     gp_regression_error,
     gp_sample,
     kernel_ridge_regression,
     kernel_test_error,
     laplace_kernel,
 )
-from bottlenecklab.theory._kink_events import hamiltonian_flow_located
-from bottlenecklab.theory._l2_forces import (
-    column_basis,
-    constraint_reaction,
-    feasible_directions,
-    forces,
-    project_feasible,
-    ridge,
-    ridge_eps,
-)
-from bottlenecklab.theory._l2_merging import MERGE_COSINE, merge_layer, prune_one_dim
-from bottlenecklab.theory._l2_reformulation import (
-    R_CUTOFF,
-    covariance_term,
-    linear_kernels,
-    null_projector,
-    pinv_cut,
-    reformulated_losses,
-    representation_term,
-    representation_weights,
-)
-from bottlenecklab.theory._l2_sparsity import (
-    bipartite_target,
-    bipartite_wide_optimum,
-    counterexample_loss,
-    counterexample_values,
-    counterexample_weights,
-    pair_directions,
-    remark23_weights,
-)
-from bottlenecklab.theory._linear_cost import (
+
+# Deep linear networks (`theory.linear`)
+from bottlenecklab.theory.linear import (
     linear_cost_expansion,
     linear_cost_remainder_constant,
     linear_geodesic_grams,
@@ -132,20 +137,50 @@ from bottlenecklab.theory._linear_cost import (
     nonzero_singular_values,
     optimal_linear_weights,
 )
-from bottlenecklab.theory._nonnegativity import negative_mass
-from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
-from bottlenecklab.theory._saddle_bounds import (
-    layer_profile,
-    nonlinearity_ratio,
-    prop34_terms,
-    singular_ratio,
-    tail_energy,
-    thm31_bound,
-    thm31_constant,
-    weak_balancedness,
+
+# Reformulations of the L2-regularized loss (`theory.reformulation`)
+from bottlenecklab.theory.reformulation import (
+    R_CUTOFF,
+    column_basis,
+    constraint_reaction,
+    counterexample_loss,
+    counterexample_values,
+    counterexample_weights,
+    covariance_term,
+    feasible_directions,
+    forces,
+    linear_kernels,
+    null_projector,
+    pinv_cut,
+    project_feasible,
+    reformulated_losses,
+    representation_term,
+    representation_weights,
+    ridge,
+    ridge_eps,
 )
-from bottlenecklab.theory._spectral import numerical_rank
-from bottlenecklab.theory._symmetries import (
+
+# Sparsity of L2-regularized networks (`theory.sparsity`)
+from bottlenecklab.theory.sparsity import (
+    MERGE_COSINE,
+    bipartite_full_width_weights,
+    bipartite_target,
+    bipartite_wide_optimum,
+    merge_layer,
+    pair_directions,
+    prune_one_dim,
+)
+
+# Spectra and rank (`theory.spectra`)
+from bottlenecklab.theory.spectra import (
+    frequency_order,
+    frequency_singular_values,
+    numerical_rank,
+    significant_modes,
+)
+
+# Symmetries of the leaky ResNet (`theory.symmetries`)
+from bottlenecklab.theory.symmetries import (
     Weights,
     bias_free,
     leaky_ode,
@@ -157,129 +192,155 @@ from bottlenecklab.theory._symmetries import (
     symmetry_errors,
     weight_norm_integral,
 )
-from bottlenecklab.theory._thm4 import Thm4Window, thm4_layer_window
-from bottlenecklab.theory._tripoints import tripoint_blocks
 
-__all__ = [
-    "MERGE_COSINE",
+# Grouped by concept module, in the order of the imports above.
+__all__ = [  # noqa: RUF022
+    # theory.bounds
+    "SpeedWindow",
+    "escape_low_rank_bound",
+    "escape_low_rank_budget",
+    "escape_low_rank_constant",
+    "layer_profile",
+    "nonlinearity_ratio",
+    "partial_isometry_distance_sq",
+    "representation_bottleneck_bound",
+    "singular_ratio",
+    "speed_window",
+    "tail_energy",
+    # theory.coi
     "RANDOM_MATRIX_KINDS",
-    "R_CUTOFF",
-    "EscapeResult",
-    "Field",
-    "IdentityConstruction",
     "KernelSVD",
-    "Thm4Window",
-    "Weights",
-    "bias_free",
-    "bipartite_target",
-    "bipartite_wide_optimum",
+    "coi_lower_bound_sweep",
+    "coi_minima",
+    "coi_residual",
+    "cost_of_identity",
+    "features",
+    "kernel_condition",
+    "kernel_norm_sq",
+    "kernel_norms_sq",
+    "kernel_norms_sq_from_grams",
+    "minimize_cost_of_identity",
+    "negative_mass",
+    "random_matrix",
+    "relative_gamma",
+    "sigma",
+    "stable_rank",
+    # theory.constructions
+    "IdentityConstruction",
+    "identity_construction",
+    "non_lipschitz_excess",
+    "non_lipschitz_norm_sq",
+    "non_lipschitz_target",
+    "non_lipschitz_weights",
+    "relu_network",
+    # theory.decision
+    "tripoint_blocks",
+    # theory.escape
+    "EscapeResult",
     "circle_inputs",
     "circle_rank2_weights",
     "circle_speed",
     "circle_width1_loss",
     "circle_width1_optimum",
-    "coi_minima",
-    "coi_residual",
-    "column_basis",
-    "constraint_reaction",
+    "circle_width1_speed",
     "cost_gradient_at_zero",
-    "cost_of_identity",
-    "counterexample_loss",
-    "counterexample_values",
-    "counterexample_weights",
-    "covariance_term",
-    "critical_point_residual",
-    "drift_refinement",
-    "eq6",
     "escape_blowup_time",
     "escape_directions",
     "escape_norm",
     "escape_rate",
     "escape_time_to_norm",
-    "example20_excess",
-    "example20_norm_sq",
-    "example20_target",
-    "example20_weights",
     "extend_depth",
-    "feasible_directions",
-    "features",
-    "forces",
     "forward_batched",
-    "frequency_order",
-    "frequency_singular_values",
+    "linear_escape_speed",
+    "localized_loss",
+    "weak_balancedness",
+    # theory.geodesics
+    "Field",
+    "critical_point_residual",
+    "drift_refinement",
     "generic_start",
     "geodesic_weights",
-    "gp_regression_error",
-    "gp_sample",
     "grid",
     "hamiltonian",
     "hamiltonian_drift",
     "hamiltonian_flow",
     "hamiltonian_flow_located",
-    "identity_construction",
-    "kernel_condition",
-    "kernel_norm_sq",
-    "kernel_norms_sq",
-    "kernel_norms_sq_from_grams",
+    "kink_free_start",
+    "lifted_inputs",
+    "rk4",
+    "rk4_step",
+    "shoot",
+    "sign_crossings",
+    "vector_field",
+    # theory.kernels
+    "gp_regression_error",
+    "gp_sample",
     "kernel_ridge_regression",
     "kernel_test_error",
-    "kink_free_start",
     "laplace_kernel",
-    "layer_profile",
-    "leaky_ode",
-    "lifted_inputs",
+    # theory.linear
     "linear_cost_expansion",
     "linear_cost_remainder_constant",
-    "linear_escape_speed",
     "linear_geodesic_grams",
-    "linear_kernels",
     "linear_representation_cost",
-    "linear_weight_norm",
-    "linear_weights",
-    "localized_loss",
-    "merge_layer",
-    "minimize_cost_of_identity",
-    "negative_mass",
-    "nonlinearity_ratio",
     "nonzero_singular_values",
-    "null_projector",
-    "numerical_rank",
     "optimal_linear_weights",
-    "output_scaled_path",
-    "pair_directions",
-    "partial_isometry_distance_sq",
+    # theory.reformulation
+    "R_CUTOFF",
+    "column_basis",
+    "constraint_reaction",
+    "counterexample_loss",
+    "counterexample_values",
+    "counterexample_weights",
+    "covariance_term",
+    "feasible_directions",
+    "forces",
+    "linear_kernels",
+    "null_projector",
     "pinv_cut",
     "project_feasible",
-    "prop1_sweep",
-    "prop34_terms",
-    "prune_one_dim",
-    "random_linear_weights",
-    "random_matrix",
     "reformulated_losses",
-    "relative_gamma",
-    "relu_network",
-    "remark23_weights",
-    "representation_bottleneck_bound",
     "representation_term",
     "representation_weights",
     "ridge",
     "ridge_eps",
-    "rk4",
-    "rk4_step",
-    "shoot",
-    "sigma",
-    "sign_crossings",
+    # theory.sparsity
+    "MERGE_COSINE",
+    "bipartite_full_width_weights",
+    "bipartite_target",
+    "bipartite_wide_optimum",
+    "merge_layer",
+    "pair_directions",
+    "prune_one_dim",
+    # theory.spectra
+    "frequency_order",
+    "frequency_singular_values",
+    "numerical_rank",
     "significant_modes",
-    "singular_ratio",
-    "stable_rank",
+    # theory.symmetries
+    "Weights",
+    "bias_free",
+    "leaky_ode",
+    "linear_weight_norm",
+    "linear_weights",
+    "output_scaled_path",
+    "random_linear_weights",
     "stretch_range",
     "symmetry_errors",
-    "tail_energy",
-    "thm4_layer_window",
-    "thm31_bound",
-    "thm31_constant",
-    "tripoint_blocks",
-    "vector_field",
-    "weak_balancedness",
     "weight_norm_integral",
 ]
+
+# Old names that dated records (lab notes, changelog) still use: deprecated aliases.
+_DEPRECATED = {"thm4_layer_window": "speed_window"}  # rename-concepts: keep
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"bottlenecklab.theory.{name} is deprecated, use bottlenecklab.theory.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

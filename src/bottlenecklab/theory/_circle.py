@@ -15,7 +15,7 @@ __all__ = [
     "circle_speed",
     "circle_width1_loss",
     "circle_width1_optimum",
-    "eq6",
+    "circle_width1_speed",
 ]
 
 
@@ -36,7 +36,7 @@ def circle_width1_loss(phi: torch.Tensor) -> torch.Tensor:
     return (torch.relu(w @ X.T) * G[:, 0]).sum(-1)
 
 
-def eq6(phi: torch.Tensor) -> torch.Tensor:
+def circle_width1_speed(phi: torch.Tensor) -> torch.Tensor:
     """Paper 003, Eq. 6: `|cos(xi + pi/4) - cos xi + cos(xi - pi/4) - cos(xi - pi/2)|`,
     `xi = phi mod pi/4`; equals `|circle_width1_loss(phi)|`. `phi` `[K]` -> `[K]`."""
     xi = torch.remainder(phi.to(torch.float64), math.pi / 4)

@@ -1,5 +1,5 @@
 """The cost of identity as a measure of dimension (paper 000, §1.4): Prop 1 on random
-matrices (`prop1_sweep`) and local minima reached from random starts (Prop 2,
+matrices (`coi_lower_bound_sweep`) and local minima reached from random starts (Prop 2,
 `minimize_cost_of_identity`, `coi_minima`).
 
 The COI function and the minimizer are parameters, so that tests can feed wrong ones
@@ -22,9 +22,9 @@ from bottlenecklab.theory._spectral import numerical_rank
 __all__ = [
     "RANDOM_MATRIX_KINDS",
     "CoiFn",
+    "coi_lower_bound_sweep",
     "coi_minima",
     "minimize_cost_of_identity",
-    "prop1_sweep",
     "random_matrix",
 ]
 
@@ -96,7 +96,7 @@ def random_matrix(kind: str, gen: torch.Generator, max_n: int) -> torch.Tensor:
     return g
 
 
-def prop1_sweep(
+def coi_lower_bound_sweep(
     n_matrices: int,
     max_n: int,
     gen: torch.Generator,

@@ -10,11 +10,11 @@ import numpy as np
 
 __all__ = [
     "IdentityConstruction",
-    "example20_excess",
-    "example20_norm_sq",
-    "example20_target",
-    "example20_weights",
     "identity_construction",
+    "non_lipschitz_excess",
+    "non_lipschitz_norm_sq",
+    "non_lipschitz_target",
+    "non_lipschitz_weights",
     "relu_network",
 ]
 
@@ -95,7 +95,7 @@ def identity_construction(k: int, d: int, depth: int, width: int, *, seed: int =
     return IdentityConstruction(weights=weights, basis=Q, O=O)
 
 
-def example20_target(X: np.ndarray) -> np.ndarray:
+def non_lipschitz_target(X: np.ndarray) -> np.ndarray:
     """`f(x) = (x_1, x_2, x_3 + relu(x_1 - x_2))` on `[0, 1]^3` (paper 001, Example 20).
 
     Args:
@@ -113,13 +113,13 @@ def _eps(depth: int, gamma: float) -> float:
     return depth ** (-gamma)
 
 
-def example20_weights(depth: int, gamma: float) -> list[np.ndarray]:
+def non_lipschitz_weights(depth: int, gamma: float) -> list[np.ndarray]:
     """The depth-`L` bias-free ReLU network of paper 001, Example 20 (App. D.1).
 
     `eps = L^{-gamma}`; `diag(e^eps, e^eps, e^{-2 eps})` for `L/2 - 1` layers;
     `[I_3; (c, -c, 0)]` with `c = e^{-(L-2) eps / 2}`; `[I_3 | (0, 0, e^{-(L-2) eps})^T]`;
     `diag(e^{-eps}, e^{-eps}, e^{2 eps})` for `L/2 - 1` layers. Computes
-    `example20_target` on `[0, 1]^3`.
+    `non_lipschitz_target` on `[0, 1]^3`.
 
     Args:
         depth: even `L >= 4`
@@ -137,8 +137,8 @@ def example20_weights(depth: int, gamma: float) -> list[np.ndarray]:
     return [up] * half + [split, merge] + [down] * half
 
 
-def example20_norm_sq(depth: int, gamma: float) -> float:
-    """Exact `||theta||^2` of `example20_weights` (closed form, no sum over layers).
+def non_lipschitz_norm_sq(depth: int, gamma: float) -> float:
+    """Exact `||theta||^2` of `non_lipschitz_weights` (closed form, no sum over layers).
 
     `(L/2 - 1)(2 e^{2 eps} + e^{-4 eps} + 2 e^{-2 eps} + e^{4 eps}) + 6 + 2 c^2 + c^4`.
     """
@@ -148,7 +148,7 @@ def example20_norm_sq(depth: int, gamma: float) -> float:
     return (depth // 2 - 1) * pair + 6.0 + 2 * c2 + c2**2
 
 
-def example20_excess(depth: int, gamma: float) -> float:
+def non_lipschitz_excess(depth: int, gamma: float) -> float:
     """`||theta||^2 - 3L` of Example 20, from the closed form without cancellation.
 
     `(L/2 - 1)(4 (cosh 2eps - 1) + 2 (cosh 4eps - 1)) + 2 c^2 + c^4`, which is

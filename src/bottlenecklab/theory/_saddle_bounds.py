@@ -11,13 +11,13 @@ import torch
 from bottlenecklab.theory._escape import forward_batched, localized_loss
 
 __all__ = [
+    "escape_low_rank_bound",
+    "escape_low_rank_budget",
+    "escape_low_rank_constant",
     "layer_profile",
     "nonlinearity_ratio",
-    "prop34_terms",
     "singular_ratio",
     "tail_energy",
-    "thm31_bound",
-    "thm31_constant",
     "weak_balancedness",
 ]
 
@@ -50,7 +50,7 @@ def nonlinearity_ratio(Z: torch.Tensor) -> torch.Tensor:
     return torch.where(z2 > 0, d2 / torch.where(z2 > 0, z2, 1.0), 0.0)
 
 
-def prop34_terms(
+def escape_low_rank_budget(
     X: torch.Tensor, G: torch.Tensor, Ws: Sequence[torch.Tensor]
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Both sides of paper 003, Prop 3.4 (App A.4.1), for `||theta||^2 <= L`, `L_0 < 0`.
@@ -69,14 +69,14 @@ def prop34_terms(
     return lhs, rhs, s0
 
 
-def thm31_constant(X: torch.Tensor, G: torch.Tensor, speed: float) -> float:
+def escape_low_rank_constant(X: torch.Tensor, G: torch.Tensor, speed: float) -> float:
     """`c = (||X||_F ||G||_F / s*) sqrt(2 ln(||X||_F ||G||_F / s*))` (paper 003, Thm 3.1;
     spec: `s*` the optimal speed, sign typo fixed). Circle: `c ~ 37.7`."""
     q = float(torch.linalg.matrix_norm(X) * torch.linalg.matrix_norm(G)) / speed
     return q * math.sqrt(2 * math.log(q))
 
 
-def thm31_bound(layer: int, c: float) -> float:
+def escape_low_rank_bound(layer: int, c: float) -> float:
     """`8 c l^{-1/2} / (1 - c l^{-1/2})` for `l > c^2`, `nan` otherwise (no bound): the
     bound on `tail(W_l)`, `tail(Z^s_l)` and the nonlinearity at an optimal escape
     direction (paper 003, Thm 3.1)."""

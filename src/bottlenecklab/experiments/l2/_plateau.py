@@ -141,7 +141,7 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
         "loss": c["train_cost"] + lam * float(net.param_norm_sq().detach()),
         "train_cost": c["train_cost"],
         "test_cost": c["test_cost"],
-        "grad_norm": M.loss_grad_norm(net, X, Y, lam, cost=cost),
+        "grad_norm": M.gradient_norm(net, X, Y, lam, cost=cost),
         "merged_min": float(min(merged)),
         "merged_max": float(max(merged)),
     }

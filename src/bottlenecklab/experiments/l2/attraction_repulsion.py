@@ -97,7 +97,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         _, Z, W = M.fcnn_layers(net, X)
     _, merged = M.merge_neurons(net, X)
     scalars: dict[str, float] = {
-        "grad_norm": M.loss_grad_norm(net, X, Y, lam, cost=cfg.train.cost),
+        "grad_norm": M.gradient_norm(net, X, Y, lam, cost=cfg.train.cost),
         "train_accuracy": float((Z[-1].argmax(1) == labels).double().mean()),
     }
     rows = []

@@ -97,7 +97,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         S = net.act(net.forward_path(X)[0][0])
     pattern = M.bipartite_pattern(net, X, cfg.pair_cos)
     N = cfg.task.N
-    W1, W2 = theory.remark23_weights(N)
+    W1, W2 = theory.bipartite_full_width_weights(N)
     fit = float((torch.relu(X @ W1.T) @ W2.T - theory.bipartite_target(N)).abs().max())
     scalars = {
         "width": float(net.weights[0].shape[0]),
@@ -107,7 +107,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         "neurons": pattern["neurons"],
         "rank_K1": float(theory.numerical_rank(S @ S.T, 1e-6)),
         "pairs_covered": pattern["pairs_covered"],
-        "grad_norm": M.loss_grad_norm(net, X, Y, lam),
+        "grad_norm": M.gradient_norm(net, X, Y, lam),
         "wide_optimum": theory.bipartite_wide_optimum(N, lam)[0],
         "remark23_fit_error": fit,
         "remark23_norm": float(W1.pow(2).sum() + W2.pow(2).sum()),

@@ -88,7 +88,7 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         "norm_after": norm1,
         "train_cost": cost,
         "loss": cost + cfg.train.lam * norm0,
-        "grad_norm": M.loss_grad_norm(net, x, y, cfg.train.lam),
+        "grad_norm": M.gradient_norm(net, x, y, cfg.train.lam),
     }
     return Measurement(scalars=scalars, tables={"curve": curve, "kinks": kinks})
 

@@ -215,7 +215,7 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
         scalars["decay_error"] = abs(after / before / expect - 1) if before > 0 else math.nan
     else:
         scalars["linear_error"] = _linear_error(model, X)
-        scalars["linear_grad_norm"] = M.loss_grad_norm(model, X, Y, cfg.linear_fit.lam)
+        scalars["linear_grad_norm"] = M.gradient_norm(model, X, Y, cfg.linear_fit.lam)
     if rows:
         scalars["split_error"] = worst([r["split_error"] for r in rows])
         scalars["cov_error"] = worst([r["cov_error"] for r in rows])

@@ -3,8 +3,8 @@
     bottlenecklab run leaky-resnet/coi-minima --preset quick
 
 Prop 1: the bias-free cost of identity is at least the stable rank, on random matrices of
-several kinds (`theory.prop1_sweep`); for non-negative `A` the COI equals the rank. Prop 2:
-minimizing the relaxed COI at fixed Frobenius norm from Gaussian starts
+several kinds (`theory.coi_lower_bound_sweep`); for non-negative `A` the COI equals the rank. Prop
+2: minimizing the relaxed COI at fixed Frobenius norm from Gaussian starts
 (`theory.coi_minima`) ends at non-negative representations whose COIs (with and without
 bias) are integers equal to their rank. Tables: `prop1`, `coi_minima`, `coi_history`.
 
@@ -24,10 +24,10 @@ import torch
 from bottlenecklab.experiments._claims import at_least, at_most
 from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
 from bottlenecklab.theory import (
+    coi_lower_bound_sweep,
     coi_minima,
     cost_of_identity,
     minimize_cost_of_identity,
-    prop1_sweep,
 )
 
 SOURCE = "000 §1.4"
@@ -79,7 +79,7 @@ def measure(
     `coi_minima`, `coi_history`). `coi` and `minimize` are the theory's; tests pass wrong
     ones to see the claims fail."""
     gen = torch.Generator().manual_seed(cfg.seed)
-    prop1 = prop1_sweep(
+    prop1 = coi_lower_bound_sweep(
         cfg.n_matrices,
         cfg.max_n,
         gen,

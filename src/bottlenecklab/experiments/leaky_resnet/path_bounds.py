@@ -37,12 +37,12 @@ from bottlenecklab.experiments.leaky_resnet._common import (
 from bottlenecklab.measure import (
     balancedness_residual,
     certify,
+    hamiltonian_bounds,
+    hamiltonian_bounds_constant_gamma,
     loglog_slope,
     momentum_bounds,
     ridge_layers,
-    theorem4,
-    theorem4_constant_gamma,
-    theorem4_window,
+    speed_window,
 )
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
@@ -110,12 +110,14 @@ def measure(model, data, cfg: Config) -> Measurement:
     table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0)
     leak = float(model.leak)
     scalars.update(momentum_bounds(table))
-    scalars.update(theorem4(table, leak))
+    scalars.update(hamiltonian_bounds(table, leak))
     der = certify(model, data, cfg.train.lam, tau=cfg.certify.tau).derivatives  # the table's
     X, Y = data.x_train, data.y_train
     ridge = ridge_layers(model, X, Y, cfg.train.lam, 1.0 / leak, derivatives=der)
-    scalars.update(theorem4_constant_gamma(model, X, Y, cfg.train.lam, 1.0 / leak, layers=ridge))
-    own, one = theorem4_window(table, leak), ridge.window(leak)
+    scalars.update(
+        hamiltonian_bounds_constant_gamma(model, X, Y, cfg.train.lam, 1.0 / leak, layers=ridge)
+    )
+    own, one = speed_window(table, leak), ridge.window(leak)
     rows = [
         row
         | {

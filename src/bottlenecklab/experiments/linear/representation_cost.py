@@ -36,15 +36,15 @@ from bottlenecklab.measure import (
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import LinearTeacherConfig
 from bottlenecklab.theory import (
-    example20_excess,
-    example20_norm_sq,
-    example20_target,
-    example20_weights,
     identity_construction,
     linear_cost_expansion,
     linear_cost_remainder_constant,
     linear_geodesic_grams,
     linear_representation_cost,
+    non_lipschitz_excess,
+    non_lipschitz_norm_sq,
+    non_lipschitz_target,
+    non_lipschitz_weights,
     optimal_linear_weights,
     relu_network,
 )
@@ -157,15 +157,15 @@ def _closed_forms(cfg: Config) -> tuple[dict[str, float], dict[str, list[dict]]]
     Xc = np.random.default_rng(5).uniform(0, 1, (cfg.n_check, 3))
     ex_rows = []
     for Lx in cfg.example20_depths:
-        Wx = example20_weights(Lx, cfg.gamma)
+        Wx = non_lipschitz_weights(Lx, cfg.gamma)
         norm_sum = float(sum(np.sum(W**2) for W in Wx))
         ex_rows.append(
             {
                 "depth": Lx,
-                "excess": example20_excess(Lx, cfg.gamma),
+                "excess": non_lipschitz_excess(Lx, cfg.gamma),
                 "norm_sum": norm_sum,
-                "norm_closed": example20_norm_sq(Lx, cfg.gamma),
-                "f_error": float(np.abs(relu_network(Wx, Xc) - example20_target(Xc)).max()),
+                "norm_closed": non_lipschitz_norm_sq(Lx, cfg.gamma),
+                "f_error": float(np.abs(relu_network(Wx, Xc) - non_lipschitz_target(Xc)).max()),
             }
         )
     scalars = {

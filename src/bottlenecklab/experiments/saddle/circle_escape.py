@@ -31,7 +31,7 @@ from bottlenecklab.theory import (
     circle_speed,
     circle_width1_loss,
     circle_width1_optimum,
-    eq6,
+    circle_width1_speed,
     escape_directions,
     linear_escape_speed,
     singular_ratio,
@@ -135,7 +135,7 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
         best_weights = [W[b] for W in res.weights]
     s_grid, phi = circle_width1_optimum(cfg.grid_points)
     angles = torch.linspace(0, 2 * math.pi, cfg.eq6_points, dtype=torch.float64)
-    curve, direct = eq6(angles), circle_width1_loss(angles).abs()
+    curve, direct = circle_width1_speed(angles), circle_width1_loss(angles).abs()
     quarter = torch.arange(8, dtype=torch.float64) * math.pi / 4
     spectra = [
         {"layer": l, "matrix": "W", "index": k, "value": float(v)}
@@ -149,8 +149,8 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
             "construction": circle_speed(circle_rank2_weights()),
             "sigma1_GX": linear_escape_speed(X, G, 2),
             "eq6_error": float((curve - direct).abs().max()),
-            "eq6_quarter_error": float((eq6(quarter) - RANK1).abs().max()),
-            "eq6_pi8": float(eq6(torch.tensor([math.pi / 8], dtype=torch.float64))),
+            "eq6_quarter_error": float((circle_width1_speed(quarter) - RANK1).abs().max()),
+            "eq6_pi8": float(circle_width1_speed(torch.tensor([math.pi / 8], dtype=torch.float64))),
             "ratio_W1_best": float(singular_ratio(best_weights[0], cfg.floor)),
             "ratio_W2_best": float(singular_ratio(best_weights[1], cfg.floor)),
         }

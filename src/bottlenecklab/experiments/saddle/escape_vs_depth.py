@@ -35,12 +35,12 @@ from bottlenecklab.theory import (
     circle_inputs,
     cost_gradient_at_zero,
     escape_directions,
+    escape_low_rank_bound,
+    escape_low_rank_budget,
+    escape_low_rank_constant,
     extend_depth,
     layer_profile,
     linear_escape_speed,
-    prop34_terms,
-    thm31_bound,
-    thm31_constant,
 )
 
 SOURCE = "003 Prop 3.2"
@@ -112,7 +112,7 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
                 )
             best_L = -math.inf
             for start, res in runs.items():
-                lhs, rhs, _ = prop34_terms(X, G, res.weights)
+                lhs, rhs, _ = escape_low_rank_budget(X, G, res.weights)
                 for r in range(cfg.restarts):
                     rows.append(
                         {
@@ -133,11 +133,11 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
             scalars[f"{name}_best_L{L}"] = best_L
             prev = best_res.weights
             best_w, best_s = [W[best_res.best()] for W in best_res.weights], best_L
-        c = thm31_constant(X, G, best_s)
+        c = escape_low_rank_constant(X, G, best_s)
         scalars[f"{name}_thm31_c"] = c
         prof = layer_profile(X, best_w, cfg.floor)
         for row in prof:
-            row.update({"problem": name, "bound": thm31_bound(int(row["layer"]), c)})
+            row.update({"problem": name, "bound": escape_low_rank_bound(int(row["layer"]), c)})
         profile += prof
         L = len(best_w)
         fit_layers = [r for r in prof if r["layer"] < L or G.shape[1] > 1]  # W_L: 1 x n

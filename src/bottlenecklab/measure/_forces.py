@@ -17,7 +17,7 @@ import torch
 from bottlenecklab import theory
 from bottlenecklab.measure._coi import as_float64
 from bottlenecklab.measure._costs import float64_copy
-from bottlenecklab.measure._l2_reformulation import fcnn_layers
+from bottlenecklab.measure._reformulation import fcnn_layers
 from bottlenecklab.tasks import COSTS
 
 __all__ = ["feasible_balance"]

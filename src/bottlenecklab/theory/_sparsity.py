@@ -8,13 +8,13 @@ import math
 import torch
 
 __all__ = [
+    "bipartite_full_width_weights",
     "bipartite_target",
     "bipartite_wide_optimum",
     "counterexample_loss",
     "counterexample_values",
     "counterexample_weights",
     "pair_directions",
-    "remark23_weights",
 ]
 
 
@@ -31,7 +31,7 @@ def bipartite_target(N: int, dtype: torch.dtype = torch.float64) -> torch.Tensor
     return B
 
 
-def remark23_weights(N: int, dtype: torch.dtype = torch.float64):
+def bipartite_full_width_weights(N: int, dtype: torch.dtype = torch.float64):
     """Width-`N` exact fit of `B_N` from `X = I_N` (paper 004, Remark 23):
     `W_1 = sqrt(N/2) I`, `W_2 = sqrt(2/N) B_N`, `||theta||^2 = N^2 + N`. Returns `(W_1, W_2)`,
     each `[N, N]`."""

@@ -1,11 +1,22 @@
-"""Views of a hidden representation for paper 004's Fig 1: uncentered 2-D PCA of data
-points and neurons, rays of neurons, nearest-centroid clustering."""
+"""Low-dimensional views of representations: the 2-D principal-component view of the
+representation paths (paper 000, Fig 2c) and, for paper 004's Fig 1, the uncentered 2-D PCA
+of data points and neurons, rays of neurons, nearest-centroid clustering."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
-__all__ = ["count_rays", "count_rays_2d", "nearest_centroid_accuracy", "uncentered_pca"]
+from bottlenecklab.measure._coi import as_float64
+
+__all__ = [
+    "count_rays",
+    "count_rays_2d",
+    "nearest_centroid_accuracy",
+    "pca_paths",
+    "uncentered_pca",
+]
 
 
 def uncentered_pca(Z: torch.Tensor, view: str, k: int = 2) -> torch.Tensor:
@@ -92,3 +103,26 @@ def nearest_centroid_accuracy(P: torch.Tensor, labels: torch.Tensor) -> float:
     cents = torch.stack([P[labels == c].mean(0) for c in classes])  # [C, k]
     pred = classes[torch.cdist(P, cents).argmin(dim=1)]
     return float((pred == labels).double().mean())
+
+
+def pca_paths(
+    path: Sequence[torch.Tensor], n_components: int = 2
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Project every sample's path `A_0 -> A_L` onto the top principal directions.
+
+    The directions are those of all representation rows of all layers together
+    (`[(L+1) N, w]`, centered), so that the paths of all samples share one plane.
+
+    Args:
+        path: `[A_0, ..., A_L]`, each `[N, w]`
+        n_components: dimensions kept.
+    Returns:
+        `coords` `[L+1, N, n_components]` and the explained-variance ratios `[n_components]`.
+    """
+    P = torch.stack([as_float64(A) for A in path])  # [L+1, N, w]
+    rows = P.reshape(-1, P.shape[-1])
+    mean = rows.mean(0)
+    _, s, Vh = torch.linalg.svd(rows - mean, full_matrices=False)
+    coords = (P - mean) @ Vh[:n_components].T  # [L+1, N, k]
+    var = s.pow(2)
+    return coords, var[:n_components] / var.sum()

@@ -20,7 +20,6 @@ __all__ = [
     "fcnn_layers",
     "forces",
     "linear_kernels",
-    "loss_grad_norm",
     "null_norms",
     "null_step_residual",
     "reformulated_losses",
@@ -118,22 +117,6 @@ def null_step_residual(
 def _mse(net: Any, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """The spec's mean cost `(1/N) ||Y - f(X)||_F^2` of `net` (differentiable)."""
     return COSTS["mse"](net(X), Y)
-
-
-def loss_grad_norm(model: Any, X: Any, Y: Any, lam: float, *, cost: str = "mse") -> float:
-    """`||grad_theta (C + lam ||theta||^2)||` on a float64 copy: the convergence measure of
-    the claims about trained networks.
-
-    Args:
-        model: an `FCNN`
-        X: `[N, d_in]`
-        Y: `[N, d_out]`; lam
-        cost: `mse` or `cross_entropy`.
-    """
-    net = float64_copy(model)
-    loss = COSTS[cost](net(as_float64(X)), as_float64(Y)) + net.regularization(lam)
-    grads = torch.autograd.grad(loss, list(net.parameters()))
-    return float(torch.sqrt(sum(g.pow(2).sum() for g in grads)))
 
 
 def linear_kernels(model: Any, X: Any) -> tuple[list[torch.Tensor], list[torch.Tensor]]:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Thm4Window", "thm4_layer_window"]
+__all__ = ["SpeedWindow", "speed_window"]
 
 
 @dataclass(frozen=True)
-class Thm4Window:
+class SpeedWindow:
     """Thm 4 (2) at each layer, arrays `[L]`.
 
     Args:
@@ -47,14 +47,14 @@ class Thm4Window:
         return (self.excess >= self.lower) & (self.excess <= self.upper)
 
 
-def thm4_layer_window(
+def speed_window(
     v_norm: np.ndarray,
     coi_gamma: np.ndarray,
     rank_h: float,
     gamma: np.ndarray | float,
     b_norm: np.ndarray,
     leak: float,
-) -> Thm4Window:
+) -> SpeedWindow:
     """Both sides of paper 000, Thm 4 (2) per layer, each layer with its own `gamma_l` and
     `||B_l||` (see the module docstring).
 
@@ -77,4 +77,4 @@ def thm4_layer_window(
     with np.errstate(divide="ignore", invalid="ignore"):
         used = np.where(excess >= 0, excess / upper, excess / -lower)
     used = np.where(excess == 0, 0.0, used)  # a zero window and no excess uses nothing
-    return Thm4Window(arg=arg, excess=excess, lower=lower, upper=upper, used=used)
+    return SpeedWindow(arg=arg, excess=excess, lower=lower, upper=upper, used=used)

@@ -1,0 +1,7 @@
+"""Decision maps of a 2-D classifier, their tripoints and the accuracy (paper 002, slide
+'Implications: Classification').
+"""
+
+from bottlenecklab.measure._decision import accuracy, data_box, decision_map, tripoints
+
+__all__ = ["accuracy", "data_box", "decision_map", "tripoints"]

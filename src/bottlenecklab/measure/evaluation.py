@@ -1,0 +1,9 @@
+"""Data costs of a trained network on its train and test sets (float64), multi-step
+rollouts of a learned dynamics (paper 002, slide 'Learning Newtonian Mechanics'), and the
+float64 copy every diagnostic works on (the caller's network is never cast).
+"""
+
+from bottlenecklab.measure._costs import costs, float64_copy
+from bottlenecklab.measure._frequency import rollout
+
+__all__ = ["costs", "float64_copy", "rollout"]

@@ -1,0 +1,36 @@
+"""Representation geodesics of a trained leaky ResNet (paper 000).
+
+The path `A_0 -> A_L` with its momenta `B_l` and Hamiltonian `H_l` (§1.5; `momenta`,
+`hamiltonian`), the per-layer table of the paper's quantities (Fig 1;
+`leaky_resnet_layers`, `hamiltonian_summary`), path lengths and momentum sizes (Fig 3), the
+minimal-norm weights of a path (§1.3) and where the network puts its layer steps (§3). The
+closed forms of the Hamiltonian system are in `theory.geodesics`.
+"""
+
+from bottlenecklab.measure._hamiltonian import (
+    INPUT_PAIRED,
+    LayerTable,
+    hamiltonian,
+    hamiltonian_summary,
+    layer_series,
+    leaky_resnet_layers,
+    momenta,
+)
+from bottlenecklab.measure._path_bounds import momentum_bounds, path_length, plain_path_length
+from bottlenecklab.measure._steps import step_profile
+from bottlenecklab.measure._weights import min_norm_weights
+
+__all__ = [
+    "INPUT_PAIRED",
+    "LayerTable",
+    "hamiltonian",
+    "hamiltonian_summary",
+    "layer_series",
+    "leaky_resnet_layers",
+    "min_norm_weights",
+    "momenta",
+    "momentum_bounds",
+    "path_length",
+    "plain_path_length",
+    "step_profile",
+]

@@ -1,0 +1,9 @@
+"""The neural tangent kernel of a fully-connected network from its layer Jacobians, without
+the `[N d_out, P]` parameter Jacobian (paper 001, §4): the Gram matrix `Theta(X, X)`, its
+trace, its largest eigenvalue (GD's stability edge) and both along training.
+"""
+
+from bottlenecklab.measure._ntk import ntk_along_gd, ntk_lambda_max, ntk_matrix, ntk_trace
+from bottlenecklab.measure._representation import ntk_trace_terms
+
+__all__ = ["ntk_along_gd", "ntk_lambda_max", "ntk_matrix", "ntk_trace", "ntk_trace_terms"]

@@ -1,0 +1,46 @@
+"""The numerical rank of representations and weights.
+
+`RankRule` reads a rank off a spectrum: a gap above the noise floor of the precision the
+matrix was computed in (`RANK_RULE` is the library's). Built on it or on a relative floor:
+the centred rank of a representation (its affine dimension), the rank of every weight
+matrix and the middle rank of a fully-connected network (paper 001, Fig 1), and the fits of
+`||theta||^2` against depth per middle-rank group (paper 001, §1.1: the slope estimates the
+rank, the intercept the regularity `R1`).
+"""
+
+from bottlenecklab.measure._layer_ranks import (
+    CENTRED_REL,
+    RANK_FLOOR,
+    centred_rank,
+    centred_singular_values,
+    layer_ranks,
+    middle_layer,
+    middle_rank,
+)
+from bottlenecklab.measure._rank_depth import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._rank_rule import (
+    GAP,
+    RANK_RELS,
+    RANK_RULE,
+    RankReading,
+    RankRule,
+    precision_of,
+)
+
+__all__ = [
+    "CENTRED_REL",
+    "GAP",
+    "RANK_FLOOR",
+    "RANK_RELS",
+    "RANK_RULE",
+    "RankReading",
+    "RankRule",
+    "centred_rank",
+    "centred_singular_values",
+    "layer_ranks",
+    "middle_layer",
+    "middle_rank",
+    "precision_of",
+    "rank_depth_correlation",
+    "rank_group_fits",
+]
