@@ -1,0 +1,63 @@
+"""The public face of `bottlenecklab.measure`: concept modules, each name exported once."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import types
+
+import pytest
+
+import bottlenecklab.measure as measure
+
+
+def _concepts(package: types.ModuleType) -> dict[str, types.ModuleType]:
+    """The public submodules of `package` (its concept modules)."""
+    return {
+        info.name: importlib.import_module(f"{package.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(package.__path__)
+        if not info.name.startswith("_")
+    }
+
+
+CONCEPTS = _concepts(measure)
+
+
+def test_every_public_name_belongs_to_exactly_one_concept() -> None:
+    names = [n for module in CONCEPTS.values() for n in module.__all__]
+    assert len(names) == len(set(names))
+    assert sorted(names) == sorted(measure.__all__)
+
+
+@pytest.mark.parametrize("concept", sorted(CONCEPTS))
+def test_a_concept_module_is_a_curated_face(concept: str) -> None:
+    module = CONCEPTS[concept]
+    doc = inspect.getdoc(module) or ""
+    assert len(doc.split()) >= 10  # says what the concept is
+    for name in module.__all__:
+        # the package exports the very object the concept module does
+        assert getattr(measure, name) is getattr(module, name)
+
+
+def test_package_names_are_grouped_by_concept_in_module_order() -> None:
+    grouped = [n for module in CONCEPTS.values() for n in module.__all__]
+    order = {n: i for i, n in enumerate(measure.__all__)}
+    starts = [min(order[n] for n in m.__all__) for m in CONCEPTS.values()]
+    assert sorted(order[n] for n in grouped) == list(range(len(grouped)))
+    for module, start in zip(CONCEPTS.values(), starts):
+        assert sorted(order[n] for n in module.__all__) == list(
+            range(start, start + len(module.__all__))
+        )
+
+
+def test_no_concept_module_shadows_a_name() -> None:
+    # a module named like a function would replace it on the package
+    assert not set(CONCEPTS) & set(measure.__all__)
+    for concept, module in CONCEPTS.items():
+        assert getattr(measure, concept) is module
+
+
+def test_one_gradient_norm() -> None:
+    assert not hasattr(measure, "loss_grad_norm")
+    assert measure.gradient_norm is measure.convergence.gradient_norm
