@@ -6,28 +6,28 @@ quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...)
 
 | module | what it measures |
 |---|---|
-| `measure.balance` | Balancedness at a critical point of the regularized loss |
-| `measure.bounds` | Both sides of the papers' inequalities on a trained network |
-| `measure.coi` | Cost of identity |
-| `measure.convergence` | Convergence: how close a network is to a critical point |
-| `measure.decision` | Decision maps and tripoints |
+| `measure.balance` | Balancedness at a critical point (papers 000, 001, 003) |
+| `measure.bounds` | Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) |
+| `measure.coi` | Cost of identity and stable rank (000 §1.4) |
+| `measure.convergence` | Distance to a critical point: certificate, gradient norm |
+| `measure.decision` | Decision maps and tripoints (002) |
 | `measure.evaluation` | Data costs and rollouts |
-| `measure.geodesics` | Representation geodesics of a leaky ResNet |
-| `measure.jacobians` | Jacobians |
-| `measure.linear` | Deep linear networks |
-| `measure.ntk` | Neural tangent kernel |
-| `measure.rank` | Rank |
-| `measure.reformulation` | Reformulations of the L2-regularized loss |
-| `measure.representation` | Quantities of one layer of any network |
-| `measure.saddles` | Saddle-to-saddle dynamics |
-| `measure.sparsity` | Sparsity: neuron counts |
-| `measure.spectra` | Spectra of weights |
+| `measure.geodesics` | Representation geodesics of a leaky ResNet: momenta, Hamiltonian (000) |
+| `measure.jacobians` | Jacobians of a fully-connected network (001) |
+| `measure.linear` | Deep linear networks against their closed forms (001, 002) |
+| `measure.ntk` | Neural tangent kernel (001 §4) |
+| `measure.rank` | Numerical rank of representations and weights |
+| `measure.reformulation` | Reformulations of the L2-regularized loss, forces (004 §3) |
+| `measure.representation` | Quantities of one layer of any network (the probe's core) |
+| `measure.saddles` | Saddle-to-saddle dynamics (003) |
+| `measure.sparsity` | Neuron counts: merging, pruning (004 §4) |
+| `measure.spectra` | Singular values of weights, per layer and per frequency |
 | `measure.stats` | Statistics of measured series |
-| `measure.symmetry` | Symmetry learning |
-| `measure.views` | Low-dimensional views of representations |
+| `measure.symmetry` | Symmetry learning (001 §5) |
+| `measure.views` | Low-dimensional views of representations (000, 004) |
 """
 
-# Balancedness at a critical point of the regularized loss (`measure.balance`)
+# Balancedness at a critical point (papers 000, 001, 003) (`measure.balance`)
 from bottlenecklab.measure.balance import (
     balance_residuals,
     balancedness_residual,
@@ -35,7 +35,7 @@ from bottlenecklab.measure.balance import (
     weak_balancedness,
 )
 
-# Both sides of the papers' inequalities on a trained network (`measure.bounds`)
+# Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) (`measure.bounds`)
 from bottlenecklab.measure.bounds import (
     RidgeLayers,
     chain_slacks,
@@ -49,7 +49,7 @@ from bottlenecklab.measure.bounds import (
     speed_window_summary,
 )
 
-# Cost of identity (`measure.coi`)
+# Cost of identity and stable rank (000 §1.4) (`measure.coi`)
 from bottlenecklab.measure.coi import (
     GAMMA0,
     coi_columns,
@@ -60,7 +60,7 @@ from bottlenecklab.measure.coi import (
     stable_rank,
 )
 
-# Convergence: how close a network is to a critical point (`measure.convergence`)
+# Distance to a critical point: certificate, gradient norm (`measure.convergence`)
 from bottlenecklab.measure.convergence import (
     Certificate,
     KinkDerivatives,
@@ -73,7 +73,7 @@ from bottlenecklab.measure.convergence import (
     regularized_loss,
 )
 
-# Decision maps and tripoints (`measure.decision`)
+# Decision maps and tripoints (002) (`measure.decision`)
 from bottlenecklab.measure.decision import (
     accuracy,
     data_box,
@@ -88,7 +88,7 @@ from bottlenecklab.measure.evaluation import (
     rollout,
 )
 
-# Representation geodesics of a leaky ResNet (`measure.geodesics`)
+# Representation geodesics of a leaky ResNet: momenta, Hamiltonian (000) (`measure.geodesics`)
 from bottlenecklab.measure.geodesics import (
     INPUT_PAIRED,
     LayerTable,
@@ -104,7 +104,7 @@ from bottlenecklab.measure.geodesics import (
     step_profile,
 )
 
-# Jacobians (`measure.jacobians`)
+# Jacobians of a fully-connected network (001) (`measure.jacobians`)
 from bottlenecklab.measure.jacobians import (
     RANK_REL,
     function_jacobians,
@@ -117,14 +117,14 @@ from bottlenecklab.measure.jacobians import (
     representation_jacobians,
 )
 
-# Deep linear networks (`measure.linear`)
+# Deep linear networks against their closed forms (001, 002) (`measure.linear`)
 from bottlenecklab.measure.linear import (
     end_to_end_matrix,
     linear_cost_gap,
     linear_geodesic_errors,
 )
 
-# Neural tangent kernel (`measure.ntk`)
+# Neural tangent kernel (001 §4) (`measure.ntk`)
 from bottlenecklab.measure.ntk import (
     ntk_along_gd,
     ntk_lambda_max,
@@ -133,7 +133,7 @@ from bottlenecklab.measure.ntk import (
     ntk_trace_terms,
 )
 
-# Rank (`measure.rank`)
+# Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
     CENTRED_REL,
     GAP,
@@ -152,7 +152,7 @@ from bottlenecklab.measure.rank import (
     rank_group_fits,
 )
 
-# Reformulations of the L2-regularized loss (`measure.reformulation`)
+# Reformulations of the L2-regularized loss, forces (004 §3) (`measure.reformulation`)
 from bottlenecklab.measure.reformulation import (
     fcnn_layers,
     feasible_balance,
@@ -163,7 +163,7 @@ from bottlenecklab.measure.reformulation import (
     reformulated_losses,
 )
 
-# Quantities of one layer of any network (`measure.representation`)
+# Quantities of one layer of any network (the probe's core) (`measure.representation`)
 from bottlenecklab.measure.representation import (
     MAX_ROWS,
     REASONS,
@@ -172,7 +172,7 @@ from bottlenecklab.measure.representation import (
     weight_quantities,
 )
 
-# Saddle-to-saddle dynamics (`measure.saddles`)
+# Saddle-to-saddle dynamics (003) (`measure.saddles`)
 from bottlenecklab.measure.saddles import (
     direction_gaps,
     escape_step,
@@ -181,7 +181,7 @@ from bottlenecklab.measure.saddles import (
     saddle_layers,
 )
 
-# Sparsity: neuron counts (`measure.sparsity`)
+# Neuron counts: merging, pruning (004 §4) (`measure.sparsity`)
 from bottlenecklab.measure.sparsity import (
     best_per_width,
     bipartite_pattern,
@@ -193,7 +193,7 @@ from bottlenecklab.measure.sparsity import (
     prune_one_dim,
 )
 
-# Spectra of weights (`measure.spectra`)
+# Singular values of weights, per layer and per frequency (`measure.spectra`)
 from bottlenecklab.measure.spectra import (
     TW_MARGIN,
     largest_gap,
@@ -210,7 +210,7 @@ from bottlenecklab.measure.stats import (
     loglog_slope,
 )
 
-# Symmetry learning (`measure.symmetry`)
+# Symmetry learning (001 §5) (`measure.symmetry`)
 from bottlenecklab.measure.symmetry import (
     curve_distances,
     haar_rotation_about,
@@ -227,7 +227,7 @@ from bottlenecklab.measure.symmetry import (
     state_bijection_r2,
 )
 
-# Low-dimensional views of representations (`measure.views`)
+# Low-dimensional views of representations (000, 004) (`measure.views`)
 from bottlenecklab.measure.views import (
     nearest_centroid_accuracy,
     pca_paths,

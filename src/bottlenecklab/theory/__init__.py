@@ -7,24 +7,24 @@ Names match `measure` for the same quantity (`hamiltonian`, `cost_of_identity`,
 
 | module | what it holds |
 |---|---|
-| `theory.bounds` | The papers' inequalities as formulas |
-| `theory.coi` | Cost of identity |
-| `theory.constructions` | Explicit networks |
-| `theory.decision` | Tripoints |
-| `theory.escape` | Escape from the saddle at the origin |
-| `theory.geodesics` | Representation geodesics: the Hamiltonian system |
-| `theory.kernels` | Kernel methods |
-| `theory.linear` | Deep linear networks |
-| `theory.reformulation` | Reformulations of the L2-regularized loss |
-| `theory.sparsity` | Sparsity of L2-regularized networks |
-| `theory.spectra` | Spectra and rank |
-| `theory.symmetries` | Symmetries of the leaky ResNet |
+| `theory.bounds` | The papers' inequalities as formulas (000, 001, 003) |
+| `theory.coi` | Cost of identity, its bound and its minima (000 §1.4) |
+| `theory.constructions` | Explicit networks with known norms (001) |
+| `theory.decision` | Tripoints of a labelled grid (002) |
+| `theory.escape` | Escape from the saddle at the origin (003) |
+| `theory.geodesics` | The Hamiltonian system of representation geodesics (000 §1.5) |
+| `theory.kernels` | Kernel methods against depth (002) |
+| `theory.linear` | Deep linear networks (001 §3) |
+| `theory.reformulation` | Reformulations of the L2-regularized loss, forces (004 §3) |
+| `theory.sparsity` | Sparsity of L2-regularized networks (004 §4) |
+| `theory.spectra` | Numerical rank, spectra per frequency (002) |
+| `theory.symmetries` | Symmetries of the leaky ResNet (000 §1.2) |
 """
 
 import warnings
 from typing import Any
 
-# The papers' inequalities as formulas (`theory.bounds`)
+# The papers' inequalities as formulas (000, 001, 003) (`theory.bounds`)
 from bottlenecklab.theory.bounds import (
     SpeedWindow,
     escape_low_rank_bound,
@@ -39,7 +39,7 @@ from bottlenecklab.theory.bounds import (
     tail_energy,
 )
 
-# Cost of identity (`theory.coi`)
+# Cost of identity, its bound and its minima (000 §1.4) (`theory.coi`)
 from bottlenecklab.theory.coi import (
     RANDOM_MATRIX_KINDS,
     KernelSVD,
@@ -60,7 +60,7 @@ from bottlenecklab.theory.coi import (
     stable_rank,
 )
 
-# Explicit networks (`theory.constructions`)
+# Explicit networks with known norms (001) (`theory.constructions`)
 from bottlenecklab.theory.constructions import (
     IdentityConstruction,
     identity_construction,
@@ -71,12 +71,12 @@ from bottlenecklab.theory.constructions import (
     relu_network,
 )
 
-# Tripoints (`theory.decision`)
+# Tripoints of a labelled grid (002) (`theory.decision`)
 from bottlenecklab.theory.decision import (
     tripoint_blocks,
 )
 
-# Escape from the saddle at the origin (`theory.escape`)
+# Escape from the saddle at the origin (003) (`theory.escape`)
 from bottlenecklab.theory.escape import (
     EscapeResult,
     circle_inputs,
@@ -98,7 +98,7 @@ from bottlenecklab.theory.escape import (
     weak_balancedness,
 )
 
-# Representation geodesics: the Hamiltonian system (`theory.geodesics`)
+# The Hamiltonian system of representation geodesics (000 §1.5) (`theory.geodesics`)
 from bottlenecklab.theory.geodesics import (
     Field,
     critical_point_residual,
@@ -119,7 +119,7 @@ from bottlenecklab.theory.geodesics import (
     vector_field,
 )
 
-# Kernel methods (`theory.kernels`)
+# Kernel methods against depth (002) (`theory.kernels`)
 from bottlenecklab.theory.kernels import (
     gp_regression_error,
     gp_sample,
@@ -128,7 +128,7 @@ from bottlenecklab.theory.kernels import (
     laplace_kernel,
 )
 
-# Deep linear networks (`theory.linear`)
+# Deep linear networks (001 §3) (`theory.linear`)
 from bottlenecklab.theory.linear import (
     linear_cost_expansion,
     linear_cost_remainder_constant,
@@ -138,7 +138,7 @@ from bottlenecklab.theory.linear import (
     optimal_linear_weights,
 )
 
-# Reformulations of the L2-regularized loss (`theory.reformulation`)
+# Reformulations of the L2-regularized loss, forces (004 §3) (`theory.reformulation`)
 from bottlenecklab.theory.reformulation import (
     R_CUTOFF,
     column_basis,
@@ -160,7 +160,7 @@ from bottlenecklab.theory.reformulation import (
     ridge_eps,
 )
 
-# Sparsity of L2-regularized networks (`theory.sparsity`)
+# Sparsity of L2-regularized networks (004 §4) (`theory.sparsity`)
 from bottlenecklab.theory.sparsity import (
     MERGE_COSINE,
     bipartite_full_width_weights,
@@ -171,7 +171,7 @@ from bottlenecklab.theory.sparsity import (
     prune_one_dim,
 )
 
-# Spectra and rank (`theory.spectra`)
+# Numerical rank, spectra per frequency (002) (`theory.spectra`)
 from bottlenecklab.theory.spectra import (
     frequency_order,
     frequency_singular_values,
@@ -179,7 +179,7 @@ from bottlenecklab.theory.spectra import (
     significant_modes,
 )
 
-# Symmetries of the leaky ResNet (`theory.symmetries`)
+# Symmetries of the leaky ResNet (000 §1.2) (`theory.symmetries`)
 from bottlenecklab.theory.symmetries import (
     Weights,
     bias_free,
