@@ -59,7 +59,8 @@ def momentum_bounds(table: LayerTable) -> dict[str, float]:
 
 
 def hamiltonian_bounds(table: LayerTable, leak: float) -> dict[str, float]:
-    """Both sides of the two inequalities of paper 000, Thm 4, with `H` the median over layers.
+    """The Hamiltonian against the minimal cost of identity and the path length: both sides
+    of the two inequalities of paper 000, Thm 4, with `H` the median over layers.
 
     (1) `-(l_gamma/L~ + gamma c)^2 <= -(2/L~)H - min_l COI_gamma <= gamma c^2`;
     (2) per layer, `-L~ gamma c <= ||V_l||_gamma - L~ sqrt(COI_gamma,l + (2/L~)H) <= 2 L~ gamma c`
@@ -97,8 +98,9 @@ def hamiltonian_bounds(table: LayerTable, leak: float) -> dict[str, float]:
 
 
 def speed_window(table: LayerTable, leak: float) -> theory.SpeedWindow:
-    """Thm 4 (2) at every layer of `table`, each with its own `gamma_l` and `||B_l||`, `H`
-    the median over layers (`theory.speed_window`; paper 000, Thm 4)."""
+    """The window around each layer's speed (paper 000, Thm 4 (2)) at every layer of
+    `table`, each with its own `gamma_l` and `||B_l||`, `H` the median over layers
+    (`theory.speed_window`)."""
     rank_h = statistics.median(table.column("rank_H").tolist())
     return theory.speed_window(
         table.column("V_norm"),

@@ -37,8 +37,9 @@ def circle_width1_loss(phi: torch.Tensor) -> torch.Tensor:
 
 
 def circle_width1_speed(phi: torch.Tensor) -> torch.Tensor:
-    """Paper 003, Eq. 6: `|cos(xi + pi/4) - cos xi + cos(xi - pi/4) - cos(xi - pi/2)|`,
-    `xi = phi mod pi/4`; equals `|circle_width1_loss(phi)|`. `phi` `[K]` -> `[K]`."""
+    """The speed `|L_0|` of the width-1 net on the circle in closed form (paper 003, Eq. 6):
+    `|cos(xi + pi/4) - cos xi + cos(xi - pi/4) - cos(xi - pi/2)|`, `xi = phi mod pi/4`;
+    equals `|circle_width1_loss(phi)|`. `phi` `[K]` -> `[K]`."""
     xi = torch.remainder(phi.to(torch.float64), math.pi / 4)
     q = math.pi / 4
     return (torch.cos(xi + q) - torch.cos(xi) + torch.cos(xi - q) - torch.cos(xi - 2 * q)).abs()

@@ -106,7 +106,8 @@ def coi_lower_bound_sweep(
     kinds: tuple[str, ...] = RANDOM_MATRIX_KINDS,
     coi: CoiFn = cost_of_identity,
 ) -> list[dict[str, Any]]:
-    """Prop 1 (paper 000, §1.4), `||A||^2_{K-bar} >= ||A||_*^2 / ||A||_F^2`, on random matrices.
+    """The stable-rank lower bound of the bias-free cost of identity on random matrices
+    (paper 000, §1.4, Prop 1): `||A||^2_{K-bar} >= ||A||_*^2 / ||A||_F^2`.
 
     The bias-free COI is evaluated only where it is finite (`coi_residual <= finite_tol`);
     elsewhere it is infinite and the bound trivial (`coi` is then `nan`).

@@ -96,7 +96,9 @@ def identity_construction(k: int, d: int, depth: int, width: int, *, seed: int =
 
 
 def non_lipschitz_target(X: np.ndarray) -> np.ndarray:
-    """`f(x) = (x_1, x_2, x_3 + relu(x_1 - x_2))` on `[0, 1]^3` (paper 001, Example 20).
+    """A function whose optimal representations are not uniformly Lipschitz as the depth
+    grows: `f(x) = (x_1, x_2, x_3 + relu(x_1 - x_2))` on `[0, 1]^3` (paper 001, Example 20;
+    `R0 = 3`, `R1 = 0`).
 
     Args:
         X: `[N, 3]`.
@@ -114,7 +116,8 @@ def _eps(depth: int, gamma: float) -> float:
 
 
 def non_lipschitz_weights(depth: int, gamma: float) -> list[np.ndarray]:
-    """The depth-`L` bias-free ReLU network of paper 001, Example 20 (App. D.1).
+    """A depth-`L` bias-free ReLU network computing `non_lipschitz_target` with
+    `||theta||^2 - 3L -> 0` (paper 001, Example 20, App. D.1).
 
     `eps = L^{-gamma}`; `diag(e^eps, e^eps, e^{-2 eps})` for `L/2 - 1` layers;
     `[I_3; (c, -c, 0)]` with `c = e^{-(L-2) eps / 2}`; `[I_3 | (0, 0, e^{-(L-2) eps})^T]`;
@@ -149,7 +152,8 @@ def non_lipschitz_norm_sq(depth: int, gamma: float) -> float:
 
 
 def non_lipschitz_excess(depth: int, gamma: float) -> float:
-    """`||theta||^2 - 3L` of Example 20, from the closed form without cancellation.
+    """`||theta||^2 - 3L` of `non_lipschitz_weights` (paper 001, Example 20), from the
+    closed form without cancellation.
 
     `(L/2 - 1)(4 (cosh 2eps - 1) + 2 (cosh 4eps - 1)) + 2 c^2 + c^4`, which is
     `~ 12 L^{1 - 2 gamma} + 2 e^{-(L-2) eps} + e^{-2 (L-2) eps}` (paper 001, App. D.1).

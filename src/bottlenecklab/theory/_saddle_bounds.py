@@ -53,7 +53,8 @@ def nonlinearity_ratio(Z: torch.Tensor) -> torch.Tensor:
 def escape_low_rank_budget(
     X: torch.Tensor, G: torch.Tensor, Ws: Sequence[torch.Tensor]
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Both sides of paper 003, Prop 3.4 (App A.4.1), for `||theta||^2 <= L`, `L_0 < 0`.
+    """The budget of non-rank-one layers: both sides of paper 003, Prop 3.4 (App A.4.1), for
+    `||theta||^2 <= L`, `L_0 < 0`.
 
     `lhs = sum_{l=1}^{L-1} ln(||Z^s_l||_F^2 / ||Z^s_l||_op^2) <= rhs = 2 ln(||X||_F ||G||_F /
     s_0)`, `s_0 = -L_0(theta)`. Args: `X` `[N, d_in]`, `G` `[N, d_out]`, `Ws[l]`
@@ -70,7 +71,8 @@ def escape_low_rank_budget(
 
 
 def escape_low_rank_constant(X: torch.Tensor, G: torch.Tensor, speed: float) -> float:
-    """`c = (||X||_F ||G||_F / s*) sqrt(2 ln(||X||_F ||G||_F / s*))` (paper 003, Thm 3.1;
+    """The constant of the low-rank bound at an optimal escape direction,
+    `c = (||X||_F ||G||_F / s*) sqrt(2 ln(||X||_F ||G||_F / s*))` (paper 003, Thm 3.1;
     spec: `s*` the optimal speed, sign typo fixed). Circle: `c ~ 37.7`."""
     q = float(torch.linalg.matrix_norm(X) * torch.linalg.matrix_norm(G)) / speed
     return q * math.sqrt(2 * math.log(q))

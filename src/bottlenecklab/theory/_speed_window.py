@@ -23,7 +23,7 @@ __all__ = ["SpeedWindow", "speed_window"]
 
 @dataclass(frozen=True)
 class SpeedWindow:
-    """Thm 4 (2) at each layer, arrays `[L]`.
+    """The window around each layer's speed (paper 000, Thm 4 (2)), arrays `[L]`.
 
     Args:
         arg: `a_l = COI_gamma,l + (2/L~) H`.
@@ -55,8 +55,8 @@ def speed_window(
     b_norm: np.ndarray,
     leak: float,
 ) -> SpeedWindow:
-    """Both sides of paper 000, Thm 4 (2) per layer, each layer with its own `gamma_l` and
-    `||B_l||` (see the module docstring).
+    """The window that paper 000, Thm 4 (2) puts around each layer's speed: both sides per
+    layer, each layer with its own `gamma_l` and `||B_l||` (see the module docstring).
 
     Args:
         v_norm: `||V_l||_(K_(l-1) + gamma_l I)`, `[L]`.
