@@ -8,18 +8,23 @@
 Idempotent: a second run changes nothing. What it rewrites:
 
 - Python files that use `bottlenecklab.measure` / `bottlenecklab.theory` (or live in them):
-  every identifier token (`tokenize` NAME, so never a string, comment or claim id) equal to
-  an old name of `NAMES` whose package the file uses, in `import` lines and uses alike
-  (`from bottlenecklab.theory import eq6`, `eq6(phi)`, `theory.eq6`, `M.loss_grad_norm`);
-  dotted paths and `from PKG import _mod` of the private modules in `MODULES`. Then
-  `ruff check --select I --fix` and `ruff format` on the files it changed (import order,
-  line length). A file that ends up importing one new name twice (two old names merged
-  into one new name, from two packages) is reported and the run exits 1.
+  every identifier token (`tokenize` NAME) equal to an old name of `NAMES` whose package
+  the file uses, in `import` lines and uses alike (`from bottlenecklab.theory import eq6`,
+  `eq6(phi)`, `theory.eq6`, `M.loss_grad_norm`); old names inside backtick spans of
+  docstrings and comments (a name in `AMBIGUOUS`, which is also a claim id, only as
+  `pkg.name` or `name(`); the `__all__` entries of the packages' own files; dotted paths
+  and `from PKG import _mod` of the private modules in `MODULES`. Other strings (claim
+  ids, table and column names such as `"eq6"`) are never touched. Docstring and comment
+  lines a longer name pushed past the line length are reflowed; then `ruff check --select
+  I,RUF022 --fix` and `ruff format` run on the files it changed. A file that ends up
+  importing one new name twice (two old names merged into one, from two packages) is
+  reported and the run exits 1.
 - Markdown outside `docs/lab-notes/` and `CHANGELOG.md` (dated records keep the names of
   their day): old names inside inline code spans and fenced code blocks. Names that are
   also claim ids (`AMBIGUOUS`) are left alone in table rows.
 
-The old names that dated records still use stay importable as deprecated aliases (module
+Lines marked `rename-concepts: keep` and files marked `rename-concepts: skip-file` are left
+alone. The old names that dated records still use stay importable as deprecated aliases (module
 `__getattr__` of the package, `DeprecationWarning` on access); the rest are gone.
 """
 
@@ -281,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in files(args.paths):
         rel = path.resolve().relative_to(ROOT).as_posix()
         text = path.read_text()
+        if "rename-concepts: skip-file" in text:
+            continue
         if path.suffix == ".py":
             new = rewrite_python(text, path)
         elif any(rel.startswith(s) for s in SKIP_MARKDOWN):
