@@ -126,7 +126,7 @@ def test_an_api_page_shows_signature_and_docstring(base_url, browser):
     from selenium.webdriver.common.by import By
 
     browser.get(base_url + "/reference/measure/")
-    name = "bottlenecklab.measure.cost_of_identity"
+    name = "bottlenecklab.measure.coi.cost_of_identity"  # the concept module's section
     heading = _wait(browser, lambda d: d.find_element(By.ID, name))
     assert "cost_of_identity" in heading.text
     after = "./following-sibling::div[contains(@class, '{}')][1]"
