@@ -163,3 +163,11 @@ def test_a_claim_without_gate_is_only_reported():
     asserted = dataclasses.replace(spread, check=lambda c, p: at_most(1.0, 2.0))
     with pytest.raises(ValueError, match="declares no gate"):
         verdicts(_toy([asserted]), None, [_pt("done", 1.0)])
+
+
+def test_a_statement_that_is_no_template_is_refused_at_declaration():
+    bad = dataclasses.replace(_specs(partial=False)[0], statement="x in {0, 1")
+    with pytest.raises(ValueError, match="statement"):
+        _toy([bad])
+    braces = dataclasses.replace(_specs(partial=False)[1], statement="x in {{0, 1}}")
+    assert _toy([braces]).evaluate(None, [_pt("done", 1.0)])[0].statement == "x in {0, 1}"

@@ -313,7 +313,8 @@ class ClaimSpec(Generic[C]):
         id: short identifier, unique in the experiment (`"from-below"`).
         statement: what is claimed, a `str.format` template filled with the config
             (`{cfg.task.k_star}`, `{cfg.rank_window[1]:g}`) and the outcome's `facts`
-            (`{leaks}`); a field the outcome does not give prints as `?`.
+            (`{leaks}`); a field the outcome does not give prints as `?`; a literal
+            brace is doubled (`{{0, 1}}`).
         gate: `Reads(...)` (the per-point scalars the claim reads and its tolerance
             window: the convergence certificate and value stability gate it), or
             `Ungated("why")` (why no certificate applies); `None` only for a number that
@@ -447,6 +448,10 @@ class Experiment(Generic[C]):
         if twice:
             raise ValueError(f"{self.name}: claim ids declared twice: {twice}")
         for s in specs:
+            try:
+                list(string.Formatter().parse(s.statement))
+            except ValueError as e:
+                raise ValueError(f"{self.name}: {s.id}'s statement: {e} (write {{{{ for {{)") from e
             if isinstance(s.gate, Reads) and not self.trains:
                 raise ValueError(f"{self.name}: {s.id} reads a certificate but nothing trains")
             if s.figure is not None and s.figure not in refs:
