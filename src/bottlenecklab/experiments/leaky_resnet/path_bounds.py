@@ -66,9 +66,6 @@ class Config(PaperConfig):
             (Thm 4's error term `(l_gamma/L~ + gamma c)^2` then decays like `1/L~`).
         constant_exponent: the paper's "relatively constant" path length (Fig 3, App B:
             the plain length `sum rho_l ||V_l||_F`): log-log slope at most this.
-        middle_window: the tolerance window, in rank units, of Thm 4 (1)'s middle term
-            `-(2/L~)H - min COI_gamma` (that of the flagship's `coi-from-above`, the same
-            quantity): the scale of the value stability of the claims reading it.
         rho_leak: a fixed `rho L~` for the sweep (equidistant steps; spec: discretization
             confounds `L~` at fixed `L`): each point's depth is then
             `round(L~ / rho_leak)`, replacing `model.depth`; `None` keeps `model.depth`.
@@ -78,7 +75,6 @@ class Config(PaperConfig):
     max_exponent: float = 0.25
     sublinear_exponent: float = 0.5
     constant_exponent: float = 0.1
-    middle_window: float = 0.25
     rho_leak: float | None = None
 
     def __post_init__(self) -> None:
@@ -201,7 +197,9 @@ def metric_slopes(cfg: Config, pts: Points) -> Outcome:
 # r / ln(L~max / L~min) (ln 4 at the quick sweep 6..24): a slope's tolerance window
 # `width` becomes a relative window `width * ln 4` on the scalars it is fitted to.
 _LN_RANGE = math.log(24.0 / 6.0)
-MIDDLE = Reads(("thm4_middle",), window=BASE.middle_window)
+# The tolerance window, in rank units, of Thm 4 (1)'s middle term -(2/L~)H - min COI_gamma:
+# that of the flagship's coi-from-above (the same quantity).
+MIDDLE = Reads(("thm4_middle",), window=0.25)
 THM4 = "000 Thm 4"
 SLOPE = "log-log slope against L~ (values {%s})"
 UNTRAINED = "; the bound {cfg.max_exponent:g} holds on the untrained nets too: reported"
