@@ -74,7 +74,7 @@ def untrained_claims(
         cfg = untrained_config(exp, cfg)
     folder = Path(out) / name.replace("/", "__")
     record = run_experiment(exp, cfg, folder, preset=preset, progress=False, threads=1)
-    raw = exp.claims(cfg, load_run(folder, EXPERIMENTS).points)
+    raw = exp.evaluate(cfg, load_run(folder, EXPERIMENTS).points)
     judged = {c.id: c for c in record.claims}
     return [(c, judged.get(c.id, c)) for c in raw]
 

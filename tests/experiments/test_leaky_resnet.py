@@ -192,7 +192,7 @@ def _flagship_points(
 def _states(name: str, points: list[PointResult]) -> dict[str, str]:
     exp = get(name)
     cfg = resolve_config(exp, "quick")
-    return {c.id: c.state for c in judge(exp, cfg, exp.claims(cfg, points), points)}
+    return {c.id: c.state for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
 
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
@@ -237,7 +237,7 @@ def test_flagship_claims_fail_on_wrong_converged_results(medians, coi, moved, fa
 
 def test_flagship_estimator_spread_is_the_last_phase_change_at_the_largest_leak() -> None:
     exp = get(FLAGSHIP)
-    claims = exp.claims(resolve_config(exp, "quick"), _flagship_points(0.1, moved=0.05))
+    claims = exp.evaluate(resolve_config(exp, "quick"), _flagship_points(0.1, moved=0.05))
     spread = {c.id: c for c in claims}["estimator-spread"]
     assert spread.asserted is False
     assert spread.measured == pytest.approx(0.05)
@@ -373,7 +373,7 @@ def test_adaptive_beats_equidistant_fails_on_ties() -> None:
         dataclasses.replace(p, scalars={**p.scalars, "test_error": 0.5})
         for p in _disc_points(0.0, 0.0)
     ]
-    claims = {c.id: c for c in exp.claims(cfg, points)}
+    claims = {c.id: c for c in exp.evaluate(cfg, points)}
     assert claims["adaptive-beats-equidistant"].passed is False
     assert claims["adaptive-beats-equidistant"].measured == 0
 
@@ -385,7 +385,7 @@ def test_adaptive_overhead_is_reported_beside_its_aa_spread(overhead) -> None:
     exp = get(DISC)
     cfg = resolve_config(exp, "quick")
     points = _disc_points(overhead, 0.013)
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, points), points)}
+    claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
     c = claims["adaptive-overhead"]
     assert c.state == "reported" and c.asserted is False
     assert c.measured == pytest.approx(overhead)
@@ -455,7 +455,7 @@ def test_path_length_constant_is_the_registered_finding() -> None:
     registered on `path-length-constant`: a failing plain length carries it."""
     exp, points = get(PATH), _path_points(lambda L: 200.0 * L**0.7)
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, points), points)}
+    claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
     assert claims["path-length-constant"].state == "failed"
     assert claims["path-length-constant"].finding == f"{PATH}:path-length-constant"
     assert claims["path-length-sublinear"].finding is None

@@ -27,7 +27,7 @@ def _crafted(scalars: dict[str, float], tables: dict[str, list[dict[str, Any]]])
 
 
 def _verdicts(name: str, cfg: Any, result: PointResult) -> dict[str, bool]:
-    return {c.id: c.passed for c in get(name).claims(cfg, [result])}
+    return {c.id: c.passed for c in get(name).evaluate(cfg, [result])}
 
 
 # ---------------------------------------------------------------- hamiltonian-flow

@@ -52,3 +52,12 @@ def test_definitions_do_no_io_or_plotting(name: str) -> None:
         if isinstance(node, ast.Call)
     }
     assert not calls & {"open", "print", "savefig", "write_text", "write_bytes"}, name
+
+
+@pytest.mark.parametrize("name", sorted(n for n in FOUND if FOUND[n].experiment.specs))
+def test_each_declared_claim_id_is_written_once(name: str) -> None:
+    """One declaration per claim: its id appears as a string once in its module (the
+    `ClaimSpec`), never again in a `reads=` table, a pattern or a list of ids."""
+    source = inspect.getsource(FOUND[name].module)
+    for spec in FOUND[name].experiment.specs:
+        assert source.count(f'"{spec.id}"') == 1, f"{name}: {spec.id!r} written more than once"

@@ -33,7 +33,7 @@ from bottlenecklab.config import ConfigError, apply_overrides, from_dict, to_dic
 from bottlenecklab.experiments._points import point_requests
 from bottlenecklab.experiments._run_point import point_result, run_ensembles, run_point
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, PointResult
-from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments._verdicts import verdicts
 from bottlenecklab.files import atomic_writer
 from bottlenecklab.sweeps import (
     Executor,
@@ -286,7 +286,7 @@ def _finish(
     collect(store, out, [r.run_id for r in requests])
     _write_all_metrics(out, store, requests)
     record = load_run(out, {exp.name: exp})
-    claims = judge(exp, cfg, exp.claims(cfg, record.points), record.points)
+    claims = verdicts(exp, cfg, record.points)
     point_s = [store.meta(r.run_id).get("last_attempt_s") for r in requests]
     meta["points_s"] = round(sum(float(t or 0.0) for t in point_s), 1)  # its own work
     meta["shared"] = shared  # experiments whose points shared the executor (wall_s)

@@ -1,11 +1,20 @@
-"""What an experiment is: a declarative recipe (config, presets, grid, measurement, claims)."""
+"""What an experiment is: a declarative recipe (config, presets, grid, measurement, claims).
+
+An experiment module declares a `Config` (a frozen dataclass), a `measure` function, one
+`ClaimSpec` per claim of the paper (its id, statement, certificate gate and `check`) and
+an `Experiment` that holds them; the runner does the rest (`_verdicts.evaluate`): it
+selects each claim's finished points, marks the claim `not-measured` when a training
+diverged, runs `check`, writes expected and measured values, applies the certificate.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
-from collections.abc import Callable, Mapping
+import string
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bottlenecklab.config import ConfigError
 from bottlenecklab.training import PhaseConfig
@@ -14,12 +23,18 @@ __all__ = [
     "PRESETS",
     "STATES",
     "Claim",
+    "ClaimSpec",
     "Experiment",
     "Gate",
     "Measurement",
+    "Outcome",
     "PointResult",
+    "Points",
     "Reads",
+    "Ungated",
 ]
+
+C = TypeVar("C")  # an experiment's config type
 
 PRESETS = ("smoke", "quick", "paper")
 
@@ -92,14 +107,35 @@ class Reads:
     points: str = "all"
     where: Mapping[str, Any] = field(default_factory=dict)
 
-    def select(self, points: list[PointResult]) -> list[PointResult]:
-        """The finished points this claim reads."""
-        done = [
-            p
-            for p in points
-            if p.status == "done" and all(p.point.get(k) == v for k, v in self.where.items())
-        ]
+    def __post_init__(self) -> None:
+        if self.points not in ("all", "last"):
+            raise ValueError(f"Reads.points must be 'all' or 'last', got {self.points!r}")
+
+    def matches(self, point: PointResult) -> bool:
+        """Whether `point`'s swept values match `where` (whatever its status)."""
+        return all(point.point.get(k) == v for k, v in self.where.items())
+
+    def select(self, points: Sequence[PointResult]) -> list[PointResult]:
+        """The finished points this claim's certificate reads."""
+        done = [p for p in points if p.status == "done" and self.matches(p)]
         return done[-1:] if self.points == "last" else done
+
+
+@dataclass(frozen=True)
+class Ungated:
+    """Why no convergence certificate applies to a claim (the gate of a `ClaimSpec`): a
+    claim on the training dynamics, an identity that holds at any parameters, a closed
+    form, an experiment that trains nothing, a number read off an untrained network.
+
+    Args:
+        why: the reason, one sentence (shown with the experiment's claims).
+    """
+
+    why: str
+
+    def __post_init__(self) -> None:
+        if not self.why.strip():
+            raise ValueError("Ungated needs the reason no certificate applies")
 
 
 @dataclass(frozen=True)
@@ -187,8 +223,161 @@ class PointResult:
     metrics: list[dict[str, Any]] = field(default_factory=list)
 
 
+class Points(tuple[PointResult, ...]):
+    """The finished points a claim's `check` reads, in grid order (a tuple of
+    `PointResult`, with shorthands for what checks read most)."""
+
+    @property
+    def last(self) -> PointResult:
+        """The last point in grid order (e.g. the largest `L~` of a sweep)."""
+        return self[-1]
+
+    def values(self, name: str) -> list[float]:
+        """Scalar `name` of every point, in grid order."""
+        return [float(p.scalars[name]) for p in self]
+
+    def swept(self, key: str) -> list[Any]:
+        """The swept value `key` (a `grid` key, e.g. `"model.leak"`) of every point."""
+        return [p.point[key] for p in self]
+
+
 @dataclass(frozen=True)
-class Experiment:
+class Outcome:
+    """What a claim's `check` found: its criterion and measured value, without the claim's
+    id, source or statement (the `ClaimSpec` has those). Built by the helpers of
+    `bottlenecklab.experiments._checks` (`at_most`, `in_range`, `reported`, ...).
+
+    Args:
+        expected: the criterion with its tolerance (`"<= 0.5"`).
+        measured: the measured value(s), a number (4 significant digits) or text.
+        passed: whether `measured` meets `expected` (before the certificate).
+        asserted: False for a number only reported (state `reported`, never counted).
+        margin, margin_scale: the signed distance to the bound (`Claim.margin`).
+        state: `""` (the runner judges it), or `"not-measured"` / `"not-converged"` when
+            the check itself decided (nothing to read; the experiment's own gate).
+        facts: values the statement's `{name}` fields are filled with.
+    """
+
+    expected: str
+    measured: str | float | None
+    passed: bool
+    asserted: bool = True
+    margin: float | None = None
+    margin_scale: str = "linear"
+    state: str = ""
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_facts(self, **facts: Any) -> Outcome:
+        """The same outcome with more `facts` for the statement."""
+        return dataclasses.replace(self, facts={**self.facts, **facts})
+
+
+class _Unknown:
+    """A statement field the outcome gave no value for (printed `?`)."""
+
+    def __getattr__(self, name: str) -> _Unknown:
+        return self
+
+    def __getitem__(self, key: Any) -> _Unknown:
+        return self
+
+
+_UNKNOWN = _Unknown()
+
+
+class _StatementFormatter(string.Formatter):
+    def get_value(self, key: int | str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        return kwargs.get(key, _UNKNOWN) if isinstance(key, str) else args[key]
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return "?" if isinstance(value, _Unknown) else super().format_field(value, format_spec)
+
+
+def diverged_reason(points: Sequence[PointResult]) -> str | None:
+    """Why claims over `points` cannot be measured (`"2 of 4 trainings diverged: ..."`, or
+    no point at all), or None when every point finished."""
+    if not points:
+        return "no point was run"
+    bad = [p for p in points if p.status != "done"]
+    if not bad:
+        return None
+    first = f": {bad[0].message}" if bad[0].message else ""
+    return f"{len(bad)} of {len(points)} trainings diverged{first}"
+
+
+@dataclass(frozen=True)
+class ClaimSpec(Generic[C]):
+    """One claim of a paper, declared once: what the runner needs to measure and judge it.
+
+    Args:
+        id: short identifier, unique in the experiment (`"from-below"`).
+        statement: what is claimed, a `str.format` template filled with the config
+            (`{cfg.task.k_star}`, `{cfg.rank_window[1]:g}`) and the outcome's `facts`
+            (`{leaks}`); a field the outcome does not give prints as `?`; a literal
+            brace is doubled (`{{0, 1}}`).
+        gate: `Reads(...)` (the per-point scalars the claim reads and its tolerance
+            window: the convergence certificate and value stability gate it), or
+            `Ungated("why")` (why no certificate applies); `None` only for a number that
+            is reported, never asserted (its `check` returns `reported(...)`).
+        check: `(config, points) -> Outcome`, on the finished points the claim reads
+            (`Points`, grid order; those matching `gate.where` when the gate is a
+            `Reads` with `where`). It is not called when a training of those points
+            diverged: the claim is then `not-measured`, with the reason.
+        source: the paper's place (`"000 Thm 4"`); default: the experiment's `source`.
+        figure: the figure that shows the claim (a name in the experiment's `figures`);
+            default: the experiment's first figure.
+        partial: call `check` on the finished points even when some diverged (a claim
+            that counts the failures itself, e.g. "most seeds ..."); it is
+            `not-measured` only when no point finished.
+    """
+
+    id: str
+    statement: str
+    gate: Reads | Ungated | None
+    check: Callable[[C, Points], Outcome]
+    source: str | None = None
+    figure: str | None = None
+    partial: bool = False
+
+    def selected(self, points: Sequence[PointResult]) -> list[PointResult]:
+        """The points this claim reads, whatever their status (`gate.where`)."""
+        if isinstance(self.gate, Reads):
+            return [p for p in points if self.gate.matches(p)]
+        return list(points)
+
+    def outcome(self, cfg: C, points: Sequence[PointResult]) -> Outcome:
+        """`check` on the claim's finished points, or `not-measured` when a training of
+        them diverged (unless `partial`) or none finished."""
+        sel = self.selected(points)
+        done = Points(p for p in sel if p.status == "done")
+        why = diverged_reason(sel)
+        if why is not None and (not self.partial or not done):
+            return Outcome("see spec", f"not measured: {why}", False, state="not-measured")
+        return self.check(cfg, done)
+
+    def claim(self, cfg: C, outcome: Outcome, source: str) -> Claim:
+        """The `Claim` (before the verdict) of `outcome`, its statement filled in."""
+        facts = {**outcome.facts, "cfg": cfg}
+        statement = _StatementFormatter().vformat(self.statement, (), facts)
+        return Claim(
+            self.id,
+            self.source or source,
+            statement,
+            outcome.expected,
+            outcome.measured,
+            outcome.passed,
+            asserted=outcome.asserted,
+            state=outcome.state,
+            margin=outcome.margin,
+            margin_scale=outcome.margin_scale,
+        )
+
+
+ClaimsFunction = Callable[[Any, list[PointResult]], list[Claim]]
+
+
+@dataclass(frozen=True)
+class Experiment(Generic[C]):
     """A named, declarative reproduction of one figure or group of claims.
 
     Args:
@@ -201,40 +390,96 @@ class Experiment:
         grid: run-config key -> name of the config field holding its swept values
             (`{"model.leak": "leaks"}`); one training run per combination.
         measure: `(model, data, config) -> Measurement`, on a trained network.
-        claims: `(config, [PointResult]) -> [Claim]`.
-        figures: names of figure makers in `bottlenecklab.report`.
+        claims: the experiment's `ClaimSpec`s, one per claim, in report order. (Legacy,
+            for modules not yet declared so: a function `(config, [PointResult]) ->
+            [Claim]`, with `reads`, `ungated` and `claim_figures` beside it.)
+        figures: the figures drawn from a run, each `"module:function"` (a function
+            `(RunRecord, folder) -> [png paths]` in `bottlenecklab.report.<module>`,
+            e.g. `"_leaky_resnet:hamiltonian_vs_leak"`; a module starting with
+            `bottlenecklab.` is absolute). After construction `figures` holds the
+            names (the functions' names, the png stems) and `figure_refs` maps each name
+            to its reference. (Legacy: a bare name, found among `bottlenecklab.report`'s
+            figure modules.)
         trains: `False` for experiments that compute without training a network (ODE
             integration, closed forms): `measure` is then called as `(None, None, config)`
             and the config needs no `task`/`model`/`train` fields.
         doc: the module docstring (command to run, expected result, measured time).
-        claim_figures: claim id -> the figure (a name in `figures`) that shows it; the
-            report links each claim there (default: the experiment's first figure).
-        reads: claim id (or an `fnmatch` pattern such as `plateau*`) -> what it reads
-            (`Reads`): the claim is then gated by the convergence certificate.
-        ungated: claim id (or pattern) -> why no certificate applies to it (a claim on the
-            training dynamics, an identity that holds at any parameters, ...).
         trace: `(model, config, step) -> columns` added to every logged training row of a
             point (`metrics.csv`), computed from the network at that step: what a claim on
             the training path needs beyond the loss (e.g. `theta / ||theta||`); numbers or
             strings, the same columns in every row (`""` at steps where a column is not
             due). Points of an experiment with a trace are never trained as ensembles.
+        claim_figures, reads, ungated: derived from the `ClaimSpec`s (claim id -> figure,
+            -> `Reads`, -> why ungated); given by hand only with a legacy `claims`
+            function (ids or `fnmatch` patterns).
+        figure_refs: derived from `figures` (name -> `"module:function"`).
     """
 
     name: str
     source: str
     title: str
-    config: Any
+    config: C
     presets: Mapping[str, Mapping[str, Any]]
     grid: Mapping[str, str]
-    measure: Callable[[Any, Any, Any], Measurement]
-    claims: Callable[[Any, list[PointResult]], list[Claim]]
+    measure: Callable[[Any, Any, C], Measurement]
+    claims: Sequence[ClaimSpec[C]] | ClaimsFunction
     figures: tuple[str, ...] = ()
     trains: bool = True
     doc: str = ""
     claim_figures: Mapping[str, str] = field(default_factory=dict)
     reads: Mapping[str, Reads] = field(default_factory=dict)
     ungated: Mapping[str, str] = field(default_factory=dict)
-    trace: Callable[[Any, Any, int], dict[str, Any]] | None = None
+    trace: Callable[[Any, C, int], dict[str, Any]] | None = None
+    figure_refs: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        parsed = {ref.rpartition(":")[2]: ref for ref in self.figures}
+        if len(parsed) < len(self.figures):
+            raise ValueError(f"{self.name}: two figures share a name: {self.figures}")
+        refs = {**self.figure_refs, **{k: v for k, v in parsed.items() if ":" in v}}
+        object.__setattr__(self, "figures", tuple(parsed))
+        object.__setattr__(self, "figure_refs", refs)
+        if callable(self.claims):
+            return
+        specs = tuple(self.claims)
+        object.__setattr__(self, "claims", specs)
+        ids = [s.id for s in specs]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"{self.name}: claim ids declared twice: {twice}")
+        for s in specs:
+            try:
+                list(string.Formatter().parse(s.statement))
+            except ValueError as e:
+                raise ValueError(f"{self.name}: {s.id}'s statement: {e} (write {{{{ for {{)") from e
+            if isinstance(s.gate, Reads) and not self.trains:
+                raise ValueError(f"{self.name}: {s.id} reads a certificate but nothing trains")
+            if s.figure is not None and s.figure not in refs:
+                raise ValueError(f"{self.name}: {s.id} names figure {s.figure!r}, not declared")
+        derived = {
+            "reads": {s.id: s.gate for s in specs if isinstance(s.gate, Reads)},
+            "ungated": {s.id: s.gate.why for s in specs if isinstance(s.gate, Ungated)},
+            "claim_figures": {s.id: s.figure for s in specs if s.figure is not None},
+        }
+        given = {k: dict(getattr(self, k)) for k in derived}
+        if any(given[k] and given[k] != derived[k] for k in derived):  # (`replace` passes them)
+            raise ValueError(
+                f"{self.name}: with ClaimSpecs, gates and figures are declared on each claim "
+                "(not reads=, ungated=, claim_figures=)"
+            )
+        for key, value in derived.items():
+            object.__setattr__(self, key, value)
+
+    @property
+    def specs(self) -> tuple[ClaimSpec[C], ...]:
+        """The declared claims (empty for a legacy `claims` function)."""
+        return () if callable(self.claims) else tuple(self.claims)
+
+    def evaluate(self, cfg: C, points: Sequence[PointResult]) -> list[Claim]:
+        """Every claim measured on `points` (before the verdict: `_verdicts.judge`)."""
+        if callable(self.claims):
+            return self.claims(cfg, list(points))
+        return [s.claim(cfg, s.outcome(cfg, points), self.source) for s in self.specs]
 
     def reads_of(self, claim_id: str) -> Reads | None:
         """What claim `claim_id` reads (`None`: not gated by the certificate)."""
@@ -246,7 +491,7 @@ class Experiment:
         return None
 
     def is_ungated(self, claim_id: str) -> bool:
-        """Whether `claim_id` is declared free of the certificate (`ungated`)."""
+        """Whether `claim_id` is declared free of the certificate (`Ungated`)."""
         return claim_id in self.ungated or any(
             fnmatch.fnmatchcase(claim_id, p) for p in self.ungated
         )

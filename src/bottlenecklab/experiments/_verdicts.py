@@ -3,8 +3,10 @@ stability of every point a claim about trained networks reads, then its own crit
 
 `run_point` stores, per trained point, the certificate's numbers (`cert_*` scalars) and
 the scalars the claims read at the end of the certification extension, or without one at
-an earlier state of the last phase (`prev_<name>`);
-`judge` turns each claim of the experiment into one of `STATES`.
+an earlier state of the last phase (`prev_<name>`). `verdicts` measures every claim of an
+experiment on a run's points (`Experiment.evaluate`: the divergence guard, the claims'
+checks) and `judge` turns each into one of `STATES` (the certificate of a claim that
+`Reads`; none for one declared `Ungated`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "stability",
     "state_of",
     "states_line",
+    "verdicts",
 ]
 
 PREV = "prev_"  # prefix of a scalar's value after the extension (or at the earlier state)
@@ -117,12 +120,30 @@ def certificate_record(
     }
 
 
-def judge(exp: Experiment, cfg: Any, claims: Sequence[Claim], points: Sequence[PointResult]):
+def verdicts(exp: Experiment, cfg: Any, points: Sequence[PointResult]) -> list[Claim]:
+    """Every claim of `exp` measured on a run's `points` and judged (`evaluate`, `judge`)."""
+    return judge(exp, cfg, exp.evaluate(cfg, points), points)
+
+
+def judge(
+    exp: Experiment, cfg: Any, claims: Sequence[Claim], points: Sequence[PointResult]
+) -> list[Claim]:
     """Each claim with its verdict (`state`, `passed`, `certificate`) and, for a registered
-    finding (`_findings.FINDINGS`), its key in `finding`."""
+    finding (`_findings.FINDINGS`), its key in `finding`.
+
+    An asserted claim of a `ClaimSpec` without a gate is refused (`ValueError`): it must
+    say what it reads (`Reads`) or why no certificate applies (`Ungated`).
+    """
     gate = gate_of(cfg)
+    declared = {s.id: s for s in exp.specs}
     out = []
     for c in claims:
+        spec = declared.get(c.id)
+        if spec is not None and spec.gate is None and c.asserted and c.state != "not-measured":
+            raise ValueError(
+                f"{exp.name}: claim {c.id!r} is asserted but declares no gate: give it "
+                "Reads(...) or Ungated(why), or report it (`reported`)"
+            )
         v = _verdict(exp, gate, c, points)
         f = finding_of(exp.name, c.id)
         out.append(dataclasses.replace(v, finding=f.key) if f is not None else v)

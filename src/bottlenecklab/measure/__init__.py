@@ -387,3 +387,12 @@ __all__ = [  # noqa: RUF022
     "pca_paths",
     "uncentered_pca",
 ]
+
+# Statistics of repeated trials (restarts, seeds): `measure._stats`.
+from bottlenecklab.measure._stats import (  # noqa: E402
+    adjacent_z,
+    clopper_pearson,
+    logistic_slope_z,
+)
+
+__all__ += ["adjacent_z", "clopper_pearson", "logistic_slope_z"]

@@ -1,60 +1,72 @@
-"""The registry of figure makers: name -> `(RunRecord, folder) -> [png paths]`."""
+"""Figure makers, found from the experiments' declarations: an experiment names each of
+its figures as `"module:function"` (`Experiment.figures`, `figure_refs`), a function
+`(RunRecord, folder) -> [png paths]` in a module of `bottlenecklab.report`."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bottlenecklab.experiments import RunRecord
-from bottlenecklab.report import (
-    _depth_rank,
-    _l2,
-    _leaky_resnet,
-    _leaky_resnet_discretization,
-    _leaky_resnet_theory,
-    _saddles,
-    _talk,
-    _training,
-)
+if TYPE_CHECKING:
+    from bottlenecklab.experiments import RunRecord
 
-__all__ = ["FIGURES", "write_figures"]
+__all__ = ["Maker", "figure_maker", "write_figures"]
 
-FIGURES: dict[str, Callable[[RunRecord, Path], list[Path]]] = {
-    "hamiltonian_vs_leak": _leaky_resnet.hamiltonian_vs_leak,
-    "layer_portrait": _leaky_resnet.layer_portrait,
-    "hamiltonian_flow": _leaky_resnet_theory.hamiltonian_flow,
-    "coi_minima": _leaky_resnet_theory.coi_minima,
-    "error_vs_depth": _leaky_resnet_discretization.error_vs_depth,
-    "discretization_spectra": _leaky_resnet_discretization.discretization_spectra,
-    "pca_paths": _leaky_resnet_discretization.pca_paths,
-    "path_bounds": _leaky_resnet_discretization.path_bounds,
-    "training_curves": _training.training_curves,
-    "representation_cost": _depth_rank.representation_cost,
-    "rank_vs_depth": _depth_rank.rank_vs_depth,
-    "depth_spectra": _depth_rank.depth_spectra,
-    "bottleneck_bounds": _depth_rank.bottleneck_bounds,
-    "kernel_vs_depth": _talk.kernel_vs_depth,
-    "tripoints": _talk.tripoints,
-    "symmetry_dynamics": _talk.symmetry_dynamics,
-    "newtonian_rollout": _talk.newtonian_rollout,
-    "newtonian_modes": _talk.newtonian_modes,
-    "circle_escape": _saddles.circle_escape,
-    "escape_vs_depth": _saddles.escape_vs_depth,
-    "plateau_time": _saddles.plateau_time,
-    "mnist_plateaus": _saddles.mnist_plateaus,
-    "l2_reformulation": _l2.l2_reformulation,
-    "l2_counterexample": _l2.l2_counterexample,
-    "l2_one_dim_pruning": _l2.l2_one_dim_pruning,
-    "l2_width_plateau": _l2.l2_width_plateau,
-    "l2_forces": _l2.l2_forces,
-}
+Maker = Callable[["RunRecord", Path], list[Path]]
+
+# Drawn for every trained experiment (the training curves behind its convergence gates).
+SHARED = {"training_curves": "_training:training_curves"}
+
+
+def _resolve(ref: str) -> Maker:
+    module, _, name = ref.partition(":")
+    if not module.startswith("bottlenecklab."):
+        module = f"bottlenecklab.report.{module}"
+    maker = getattr(importlib.import_module(module), name, None)
+    if not callable(maker):
+        raise LookupError(f"figure {ref!r}: no function {name!r} in {module}")
+    return maker
+
+
+@functools.cache
+def _by_name(name: str) -> Maker:
+    """A figure named without its module (legacy declarations): the function of that name
+    in a figure module of `bottlenecklab.report` (exactly one)."""
+    import bottlenecklab.report as report
+
+    found = []
+    for mod in pkgutil.iter_modules(report.__path__):
+        if mod.name.startswith("_") and mod.name not in ("_figures", "_html", "_summary"):
+            module = importlib.import_module(f"bottlenecklab.report.{mod.name}")
+            if callable(getattr(module, name, None)) and not name.startswith("_"):
+                found.append(f"{mod.name}:{name}")
+    if len(found) != 1:
+        raise LookupError(f"figure {name!r}: found in {found or 'no report module'}")
+    return _resolve(found[0])
+
+
+def figure_maker(name: str, refs: dict[str, str] | None = None) -> Maker:
+    """The function drawing figure `name`: by its `"module:function"` reference in `refs`
+    (an experiment's `figure_refs`), a shared figure (`training_curves`), or else (legacy)
+    the report function of that name."""
+    ref = (refs or {}).get(name) or SHARED.get(name)
+    return _resolve(ref) if ref else _by_name(name)
 
 
 def write_figures(record: RunRecord, names: tuple[str, ...]) -> list[Path]:
-    """Draw the named figures of a run into `record.out / "figures"`."""
+    """Draw the named figures of a run into `record.out / "figures"` (the makers the run's
+    experiment declares)."""
+    from bottlenecklab.experiments import EXPERIMENTS
+
     folder = record.out / "figures"
     folder.mkdir(parents=True, exist_ok=True)
+    exp = EXPERIMENTS.get(record.name)
+    refs = dict(exp.figure_refs) if exp is not None else {}
     paths: list[Path] = []
     for name in names:
-        paths.extend(FIGURES[name](record, folder))
+        paths.extend(figure_maker(name, refs)(record, folder))
     return paths

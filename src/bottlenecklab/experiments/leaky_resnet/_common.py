@@ -1,19 +1,31 @@
-"""What the trained-network experiments of paper 000 share: the layer measurement, the
-layer regions, and the convergence certificate's settings for leaky ResNets."""
+"""What the trained-network experiments of paper 000 share: the base config at the
+paper's sizes, the smoke and quick recipes, the layer measurement, the layer regions, and
+the convergence certificate's settings for leaky ResNets."""
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from bottlenecklab.experiments._spec import Gate
 from bottlenecklab.measure import LayerTable, costs, hamiltonian_summary, leaky_resnet_layers
-from bottlenecklab.tasks import Dataset
-from bottlenecklab.training import PhaseConfig, continuation
+from bottlenecklab.models import LeakyResNetConfig
+from bottlenecklab.tasks import Dataset, TeacherConfig
+from bottlenecklab.training import PhaseConfig, TrainConfig, continuation
 
-__all__ = ["EXTENSION", "LEAKY_GATE", "PAPER_TRAINING", "layer_measurement", "region"]
+__all__ = [
+    "EXTENSION",
+    "LEAKY_GATE",
+    "PAPER_TRAINING",
+    "QUICK",
+    "SMOKE",
+    "PaperConfig",
+    "layer_measurement",
+    "region",
+]
 
 # The certificate of every claim about a trained leaky ResNet (spec `convergence.md`):
 # nonsmooth stationarity <= 0.2 of the regularization force (interim, fourth review: the
@@ -47,6 +59,69 @@ def _paper_training() -> dict[str, Any]:
 # direct recipe in a quarter of the time, neither certified (stationarity ~0.35 > 0.2):
 # docs/lab-notes/leaky-resnet.md, "The paper's small lambda".
 PAPER_TRAINING = _paper_training()
+
+
+@dataclass(frozen=True)
+class PaperConfig:
+    """Paper 000's trained leaky ResNets at the paper's sizes (App. B): a `[20, 5, 20]` MLP
+    teacher (`k* = 5`), `w = 200`, `L = 50`, adaptive layer steps, `lam = 0.002`, Adam then
+    SGD. An experiment's `Config` subclasses it and adds its own fields.
+
+    Args:
+        gamma0: relative ridge of the stable Hamiltonian and relaxed COI
+            (`gamma_l = gamma0 ||K_l||_op`).
+        certify: the convergence certificate of every claim about the trained networks
+            (`LEAKY_GATE`: nonsmooth stationarity <= 0.2 of the regularization force —
+            converged quick networks reach 0.06-0.13 at the kinks and no method goes lower,
+            untrained ones 16-19 — and value stability over the certification extension
+            `EXTENSION`).
+    """
+
+    task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
+    model: LeakyResNetConfig = LeakyResNetConfig(width=200, depth=50, schedule="adaptive")
+    train: TrainConfig = TrainConfig(
+        lam=0.002,
+        phases=(PhaseConfig("adam", 20_000, 1e-3), PhaseConfig("sgd", 10_000, 1e-4)),
+    )
+    seed: int = 0
+    gamma0: float = 1e-3
+    certify: Gate = LEAKY_GATE
+
+
+# The smoke recipe (seconds: a tiny teacher and net, a few steps; exercises every stage).
+# Each experiment adds its sweep (and its depth or schedule).
+SMOKE: dict[str, Any] = {
+    "task.dims": (6, 2, 6),
+    "task.hidden": 16,
+    "task.n_train": 48,
+    "task.n_test": 48,
+    "model.width": 8,
+    "train.phases": (
+        {"optimizer": "adam", "steps": 40, "lr": 1e-2},
+        {"optimizer": "lbfgs", "steps": 10, "lr": 1.0},
+    ),
+    "train.log_every": 10,
+    "train.checkpoint_every": 20,
+}
+
+# The quick recipe (minutes on 2 CPU cores): the paper's teacher (k* = 5) on a smaller net,
+# trained to a certified critical point by Adam, L-BFGS, then trust-region Newton (reasons
+# and pilots: docs/lab-notes/leaky-resnet.md). Each experiment adds its sweep (and depth).
+QUICK: dict[str, Any] = {
+    "task.n_train": 300,  # ~80 s per L~ on one core; test error ~0.36 at this N
+    "model.width": 40,
+    "model.schedule": "equidistant",
+    "model.init_scale": 0.064,  # fixed-point start W = L~[I, 0], noise std 0.01 L~
+    "train.lam": 0.05,  # decay force (lam/L~) rho W large enough to reach the optimum
+    "train.dtype": "float64",  # the certificate and Newton need float64
+    "train.phases": (
+        {"optimizer": "adam", "steps": 2000, "lr": 1e-3, "schedule": "cosine"},  # fit
+        {"optimizer": "lbfgs", "steps": 3000, "lr": 1.0},  # toward the optimum
+        {"optimizer": "newton", "steps": 400, "lr": 1.0},  # converges where L-BFGS stalls
+    ),
+    "train.log_every": 200,
+    "train.checkpoint_every": 1000,
+}
 
 
 def layer_measurement(

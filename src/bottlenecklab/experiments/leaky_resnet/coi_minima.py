@@ -21,16 +21,14 @@ from typing import Any
 
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._checks import at_least, at_most
+from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Measurement, Points, Ungated
 from bottlenecklab.theory import (
     coi_lower_bound_sweep,
     coi_minima,
     cost_of_identity,
     minimize_cost_of_identity,
 )
-
-SOURCE = "000 §1.4"
 
 
 @dataclass(frozen=True)
@@ -112,66 +110,92 @@ def measure(
     )
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Prop 1 bound, COI = rank for non-negative matrices, and Prop 2 at the end points,
-    judged from the tables `prop1` and `coi_minima`."""
-    t = results[0].tables
-    prop1 = t.get("prop1", [])
-    ends = t.get("coi_minima", [])
-    finite = [r for r in prop1 if r["finite"]]
-    nonneg = [r for r in finite if r["kind"] == "nonneg_low_rank"]
+def _worst(values: list[float], pick: Callable[[list[float]], float]) -> float:
+    """`pick` of `values`; no rows (or a nan in them) is not a pass: nan fails every check."""
+    vals = [float(v) for v in values]
+    return pick(vals) if vals and all(math.isfinite(v) for v in vals) else math.nan
 
-    def worst(values: list[float], pick: Callable[[list[float]], float]) -> float:
-        # No rows (or a nan in them) is not a pass: nan fails every claim helper.
-        vals = [float(v) for v in values]
-        return pick(vals) if vals and all(math.isfinite(v) for v in vals) else math.nan
 
-    counts: dict[int, int] = {}
-    for r in ends:
-        counts[int(r["rank"])] = counts.get(int(r["rank"]), 0) + 1
-    ranks = ", ".join(f"rank {k}: {n}" for k, n in sorted(counts.items()))
-    return [
-        at_least(
-            "prop1-bound",
-            "000 Prop 1",
-            "bias-free COI minus stable rank ||A||_*^2/||A||_F^2, smallest over "
-            f"{len(finite)} random matrices with a finite COI (of {len(prop1)})",
-            worst([r["coi"] - r["stable_rank"] for r in finite], min),
-            0.0,
-            tol=cfg.bound_tol,
-        ),
-        at_most(
-            "nonneg-coi-is-rank",
-            "000 §1.4",
-            f"for non-negative A the bias-free COI equals rank A: largest |COI - rank| over "
-            f"{len(nonneg)} matrices",
-            worst([abs(r["coi"] - r["rank"]) for r in nonneg], max),
-            cfg.nonneg_tol,
-        ),
-        at_most(
-            "minima-non-negative",
-            "000 Prop 2",
-            f"COI minimized from {len(ends)} random starts ends at non-negative "
-            "representations: largest negative mass",
-            worst([r["negative_mass"] for r in ends], max),
-            cfg.neg_tol,
-        ),
-        at_most(
-            "minima-coi-is-rank",
-            "000 Prop 2",
-            f"at the end points the relaxed COI (gamma0 = {cfg.gamma0:g}) is within "
-            f"{cfg.rank_tol:g} of the numerical rank ({ranks}): largest |COI - rank|",
-            worst([abs(r["coi"] - r["rank"]) for r in ends], max),
-            cfg.rank_tol,
-        ),
-        at_most(
-            "minima-coi-bar-is-rank",
-            "000 Prop 2",
-            "and so is the bias-free COI: largest |COI-bar - rank|",
-            worst([abs(r["coi_bar"] - r["rank"]) for r in ends], max),
-            cfg.rank_tol,
-        ),
-    ]
+def _rows(pts: Points, table: str, kind: str | None = None) -> list[dict[str, Any]]:
+    """Rows of `table` (`prop1` rows: only those with a finite COI, of `kind` if given)."""
+    rows = pts.last.tables.get(table, [])
+    if table == "prop1":
+        rows = [r for r in rows if r["finite"] and kind in (None, r["kind"])]
+    return rows
+
+
+def prop1_bound(cfg: Config, pts: Points):
+    """The smallest `COI - stable rank` over the matrices with a finite COI."""
+    finite = _rows(pts, "prop1")
+    gap = _worst([r["coi"] - r["stable_rank"] for r in finite], min)
+    total = len(pts.last.tables.get("prop1", []))
+    return at_least(gap, 0.0, tol=cfg.bound_tol, finite=len(finite), total=total)
+
+
+def nonneg(cfg: Config, pts: Points):
+    """The largest `|COI - rank|` over the non-negative matrices."""
+    rows = _rows(pts, "prop1", "nonneg_low_rank")
+    return at_most(
+        _worst([abs(r["coi"] - r["rank"]) for r in rows], max), cfg.nonneg_tol, n=len(rows)
+    )
+
+
+def at_ends(value: Callable[[dict[str, Any]], float], tol: str):
+    """The largest `value(row)` over the minimization ends, at most `cfg.<tol>`."""
+
+    def check(cfg: Config, pts: Points):
+        ends = _rows(pts, "coi_minima")
+        counts: dict[int, int] = {}
+        for r in ends:
+            counts[int(r["rank"])] = counts.get(int(r["rank"]), 0) + 1
+        ranks = ", ".join(f"rank {k}: {n}" for k, n in sorted(counts.items()))
+        worst = _worst([value(r) for r in ends], max)
+        return at_most(worst, getattr(cfg, tol), starts=len(ends), ranks=ranks)
+
+    return check
+
+
+THEORY = Ungated("a computation on random matrices (no trained network to certify)")
+CLAIMS = [
+    ClaimSpec(
+        "prop1-bound",
+        "bias-free COI minus stable rank ||A||_*^2/||A||_F^2, smallest over {finite} random "
+        "matrices with a finite COI (of {total})",
+        THEORY,
+        prop1_bound,
+        source="000 Prop 1",
+    ),
+    ClaimSpec(
+        "nonneg-coi-is-rank",
+        "for non-negative A the bias-free COI equals rank A: largest |COI - rank| over {n} "
+        "matrices",
+        THEORY,
+        nonneg,
+    ),
+    ClaimSpec(
+        "minima-non-negative",
+        "COI minimized from {starts} random starts ends at non-negative representations: "
+        "largest negative mass",
+        THEORY,
+        at_ends(lambda r: r["negative_mass"], "neg_tol"),
+        source="000 Prop 2",
+    ),
+    ClaimSpec(
+        "minima-coi-is-rank",
+        "at the end points the relaxed COI (gamma0 = {cfg.gamma0:g}) is within "
+        "{cfg.rank_tol:g} of the numerical rank ({ranks}): largest |COI - rank|",
+        THEORY,
+        at_ends(lambda r: abs(r["coi"] - r["rank"]), "rank_tol"),
+        source="000 Prop 2",
+    ),
+    ClaimSpec(
+        "minima-coi-bar-is-rank",
+        "and so is the bias-free COI: largest |COI-bar - rank|",
+        THEORY,
+        at_ends(lambda r: abs(r["coi_bar"] - r["rank"]), "rank_tol"),
+        source="000 Prop 2",
+    ),
+]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -183,16 +207,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="leaky-resnet/coi-minima",
-    source=SOURCE,
+    source="000 §1.4",
     title="COI >= stable rank (Prop 1); COI minima are non-negative with COI = rank (Prop 2)",
     config=Config(),
     presets=PRESETS,
     grid={},
     measure=measure,
-    claims=claims,
-    figures=("coi_minima",),
+    claims=CLAIMS,
+    figures=("_leaky_resnet_theory:coi_minima",),
     trains=False,
     doc=__doc__ or "",
 )

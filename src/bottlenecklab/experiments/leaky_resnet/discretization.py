@@ -21,36 +21,34 @@ from dataclasses import dataclass
 
 import torch
 
-from bottlenecklab.experiments._claims import at_least, greater_than, reported, unmeasured
+from bottlenecklab.experiments._checks import at_least, greater_than, reported, unmeasured
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
-    Gate,
     Measurement,
+    Outcome,
     PointResult,
+    Points,
     Reads,
 )
 from bottlenecklab.experiments.leaky_resnet._common import (
-    LEAKY_GATE,
     PAPER_TRAINING,
+    PaperConfig,
     layer_measurement,
 )
 from bottlenecklab.experiments.leaky_resnet._overhead import overhead_with_control
 from bottlenecklab.measure import float64_copy, pca_paths, step_profile
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "000 Fig 2"
 
 
 @dataclass(frozen=True)
-class Config:
-    """Fig 2 at the paper's sizes (App. B): `w = 200`, `N = 1000`, `L~ = 3`, `L` in 4..22.
+class Config(PaperConfig):
+    """Fig 2 at the paper's sizes (App. B): `w = 200`, `N = 1000`, `L~ = 3`, `L` in 4..22,
+    on a `[30, 6, 3, 30]` residual teacher.
 
     Args:
         depths: numbers of layers `L` of the sweep; schedules: the layer-step schemes.
-        gamma0: relative ridge of the layer table.
         win_fraction: fraction of depths at which adaptive must be at most equidistant.
         error_slack: relative slack of that comparison (`adaptive < (1 + slack) equidistant`).
         middle_ratio: mean middle-third step / mean outer-thirds step (adaptive) must
@@ -65,23 +63,14 @@ class Config:
         n_paths: samples whose paths are kept for the PCA figure.
         timing_repeats: timed blocks per arm (adaptive and the two fixed-step A/A arms,
             in rotating order; medians taken).
-        certify: the convergence certificate (`_common.LEAKY_GATE`: stationarity <= 0.2,
-            what Newton-converged leaky ResNets reach at the kinks; value stability over the
-            certification extension, `_common.EXTENSION`).
     """
 
     task: TeacherConfig = TeacherConfig(
         dims=(30, 6, 3, 30), kind="resnet", n_train=1000, n_test=1000
     )
     model: LeakyResNetConfig = LeakyResNetConfig(width=200, depth=18, leak=3.0)
-    train: TrainConfig = TrainConfig(
-        lam=0.002,
-        phases=(PhaseConfig("adam", 20_000, 1e-3), PhaseConfig("sgd", 10_000, 1e-4)),
-    )
-    seed: int = 0
     depths: tuple[int, ...] = (4, 6, 10, 14, 18, 22)
     schedules: tuple[str, ...] = ("equidistant", "irregular", "adaptive")
-    gamma0: float = 1e-3
     win_fraction: float = 0.5
     error_slack: float = 0.0
     middle_ratio: float = 1.0
@@ -90,7 +79,9 @@ class Config:
     load_limit: float = 0.25
     n_paths: int = 12
     timing_repeats: int = 10
-    certify: Gate = LEAKY_GATE
+
+
+BASE = Config()
 
 
 def measure(model, data, cfg: Config) -> Measurement:
@@ -118,81 +109,101 @@ def measure(model, data, cfg: Config) -> Measurement:
     )
 
 
-def _by(results: list[PointResult], schedule: str) -> dict[int, PointResult]:
-    return {
-        r.point["model.depth"]: r
-        for r in results
-        if r.point["model.schedule"] == schedule and r.status == "done"
+def _pairs(pts: Points) -> tuple[list[int], dict[int, PointResult], dict[int, PointResult]]:
+    """The depths with both an equidistant and an adaptive network, and those networks."""
+    by = {
+        sched: {p.point["model.depth"]: p for p in pts if p.point["model.schedule"] == sched}
+        for sched in ("equidistant", "adaptive")
     }
+    eq, ad = by["equidistant"], by["adaptive"]
+    return sorted(set(eq) & set(ad)), eq, ad
 
 
-CLAIMS = (
-    ("adaptive-beats-equidistant", "adaptive <= equidistant test error"),
-    ("adaptive-steps-middle", "adaptive steps larger in the middle"),
-    ("adaptive-overhead", "adaptive update overhead"),
-)
+def _paired(check):
+    """`check(cfg, depths, eq, ad)`, or not measured without a pair of networks."""
+
+    def checked(cfg: Config, pts: Points) -> Outcome:
+        depths, eq, ad = _pairs(pts)
+        if not depths:
+            return unmeasured("no depth with both an equidistant and an adaptive network")
+        return check(cfg, depths, eq, ad)
+
+    return checked
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Adaptive vs equidistant test error, shape of the adaptive steps, update overhead."""
-    eq, ad = _by(results, "equidistant"), _by(results, "adaptive")
-    depths = sorted(set(eq) & set(ad))
-    if not depths:
-        why = "no depth with both an equidistant and an adaptive network"
-        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
-    wins = sum(
-        # strict: at init the two schedules are one network (a tie is no win; vacuity V8)
-        ad[L].scalars["test_error"] < (1 + cfg.error_slack) * eq[L].scalars["test_error"]
-        for L in depths
+@_paired
+def beats(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
+    """At strictly more than half the depths the adaptive test error is the lower; strict:
+    at init the two schedules are one network (a tie is no win; vacuity V8)."""
+    err = {L: (ad[L].scalars["test_error"], eq[L].scalars["test_error"]) for L in depths}
+    wins = sum(a < (1 + cfg.error_slack) * e for a, e in err.values())
+    return at_least(
+        float(wins),
+        float(len(depths) // 2 + 1),
+        n=len(depths),
+        slack=f" times {1 + cfg.error_slack:g}" if cfg.error_slack else "",
+        pairs="; ".join(f"L={L}: {a:.4f} vs {e:.4f}" for L, (a, e) in err.items()),
     )
-    majority = len(depths) // 2 + 1  # strictly more than half
-    pairs = "; ".join(
-        f"L={L}: {ad[L].scalars['test_error']:.4f} vs {eq[L].scalars['test_error']:.4f}"
-        for L in depths
-    )
+
+
+@_paired
+def middle(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
+    """The smallest ratio of mean middle-third step to mean outer-thirds step."""
     ratios = [ad[L].scalars["rho_middle_over_ends"] for L in depths]
-    overheads = [ad[L].scalars["adapt_overhead"] for L in depths]
-    out = [
-        at_least(
-            "adaptive-beats-equidistant",
-            SOURCE,
-            f"number of depths L (of {len(depths)}) where the adaptive test error is below "
-            "the equidistant one"
-            + (f" times {1 + cfg.error_slack:g}" if cfg.error_slack else "")
-            + f": strictly more than half ({pairs})",
-            float(wins),
-            float(majority),
-        ),
-        greater_than(
-            "adaptive-steps-middle",
-            "000 §3",
-            "adaptive layer steps are larger in the middle third than in the outer thirds: "
-            "smallest ratio of their means over depths ("
-            + ", ".join(f"L={L}: {v:.2f}" for L, v in zip(depths, ratios))
-            + ")",
-            min(ratios),
-            cfg.middle_ratio,
-        ),
-        reported(
-            "adaptive-overhead",
-            "000 §3",
-            "extra CPU time of training steps with the adaptive update over the same steps "
-            "without it, largest over depths (paper: about 2 %), beside the A/A spread of "
-            "two identical fixed-step arms timed in the same run and the load average ("
-            + ", ".join(
-                f"L={L}: {100 * ad[L].scalars['adapt_overhead']:.1f} % "
-                f"(A/A {100 * ad[L].scalars.get('adapt_aa_spread', float('nan')):.1f} %, "
-                f"load {ad[L].scalars.get('adapt_load', float('nan')):.2f})"
-                for L in depths
-            )
-            + f"); asserted (<= {100 * cfg.overhead_bound:g} %) by `make bench` at the "
-            "paper's w and N, where a noisy A/A pair or a loaded machine makes it "
-            "not-measured",
-            max(overheads),
-        ),
-    ]
-    return out
+    return greater_than(
+        min(ratios),
+        cfg.middle_ratio,
+        ratios=", ".join(f"L={L}: {v:.2f}" for L, v in zip(depths, ratios)),
+    )
 
+
+@_paired
+def overhead(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
+    """The largest adaptive-update overhead over depths, with its A/A spread (reported)."""
+    nan, s = float("nan"), {L: ad[L].scalars for L in depths}
+    return reported(max(s[L]["adapt_overhead"] for L in depths)).with_facts(
+        per_depth=", ".join(
+            f"L={L}: {100 * s[L]['adapt_overhead']:.1f} % (A/A "
+            f"{100 * s[L].get('adapt_aa_spread', nan):.1f} %, load "
+            f"{s[L].get('adapt_load', nan):.2f})"
+            for L in depths
+        ),
+        bound=100 * cfg.overhead_bound,
+    )
+
+
+CLAIMS = [
+    ClaimSpec(
+        "adaptive-beats-equidistant",
+        "number of depths L (of {n}) where the adaptive test error is below the "
+        "equidistant one{slack}: strictly more than half ({pairs})",
+        # adaptive vs equidistant test errors differ by ~1e-2 at a depth (lab notes)
+        Reads(("test_error",), window=0.02),
+        beats,
+        partial=True,  # the depths with both networks
+    ),
+    ClaimSpec(
+        "adaptive-steps-middle",
+        "adaptive layer steps are larger in the middle third than in the outer thirds: "
+        "smallest ratio of their means over depths ({ratios})",
+        Reads(("rho_middle_over_ends",), window=BASE.middle_ratio),
+        middle,
+        source="000 §3",
+        partial=True,
+    ),
+    ClaimSpec(
+        "adaptive-overhead",
+        "extra CPU time of training steps with the adaptive update over the same steps "
+        "without it, largest over depths (paper: about 2 %), beside the A/A spread of two "
+        "identical fixed-step arms timed in the same run and the load average "
+        "({per_depth}); asserted (<= {bound:g} %) by `make bench` at the "
+        "paper's w and N, where a noisy A/A pair or a loaded machine makes it not-measured",
+        None,
+        overhead,
+        source="000 §3",
+        partial=True,
+    ),
+]
 
 PRESETS = {
     # Seconds: tiny teacher and net, two depths; a smaller leak keeps rho_l L~ < 1.
@@ -236,20 +247,19 @@ PRESETS = {
     "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="leaky-resnet/discretization",
-    source=SOURCE,
+    source="000 Fig 2",
     title="Test error vs depth L for equidistant, irregular and adaptive layer steps",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"model.depth": "depths", "model.schedule": "schedules"},
     measure=measure,
-    claims=claims,
-    figures=("error_vs_depth", "discretization_spectra", "pca_paths"),
+    claims=CLAIMS,
+    figures=(
+        "_leaky_resnet_discretization:error_vs_depth",
+        "_leaky_resnet_discretization:discretization_spectra",
+        "_leaky_resnet_discretization:pca_paths",
+    ),
     doc=__doc__ or "",
-    reads={
-        # adaptive vs equidistant test errors differ by ~1e-2 at a depth (lab notes)
-        "adaptive-beats-equidistant": Reads(("test_error",), window=0.02),
-        "adaptive-steps-middle": Reads(("rho_middle_over_ends",), window=1.0),  # 1 above 0
-    },
 )

@@ -21,8 +21,16 @@ from typing import Any
 
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, in_range, unmeasured
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._checks import at_least, at_most, in_range, unmeasured
+from bottlenecklab.experiments._spec import (
+    ClaimSpec,
+    Experiment,
+    Measurement,
+    Outcome,
+    PointResult,
+    Points,
+    Ungated,
+)
 from bottlenecklab.measure import loglog_slope
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
@@ -41,7 +49,6 @@ from bottlenecklab.theory import (
     vector_field,
 )
 
-SOURCE = "000 §1.5"
 PATHS = ("smooth", "kinked", "located")
 
 
@@ -157,118 +164,133 @@ def _ratios(rows: list[dict[str, Any]]) -> list[float]:
     return [a["drift"] / b["drift"] if b["drift"] > 0 else math.inf for a, b in zip(rows, rows[1:])]
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Conservation (kink-free: fourth order at every doubling; generic: first order,
-    bounded at the finest step) and the two symmetries of §1.2."""
-    r = results[0]
-    s = r.scalars
-    smooth, kinked = _path(r, "smooth"), _path(r, "kinked")
-    if len(smooth) < 2 or len(kinked) < 2:
-        return [
-            unmeasured(i, SOURCE, "conservation of H", "two step counts per path", "no rows")
-            for i in ("rk4-order", "rk4-every-doubling", "kinked-drift", "kinked-first-order")
-        ] + [_located_claim(cfg, r, 0), *_symmetry_claims(cfg, s)]
+Rows = list[dict[str, Any]]
+
+
+def _refined(check: Callable[[Config, Rows, Rows], Outcome]) -> Callable[[Config, Points], Outcome]:
+    """`check(cfg, smooth rows, kinked rows)` with the refinement's facts; not measured
+    without two step counts on each path."""
+
+    def checked(cfg: Config, pts: Points) -> Outcome:
+        smooth, kinked = _path(pts.last, "smooth"), _path(pts.last, "kinked")
+        if len(smooth) < 2 or len(kinked) < 2:
+            return unmeasured("no rows", "two step counts per path")
+        fmt = ", ".join
+        return check(cfg, smooth, kinked).with_facts(
+            n0=smooth[-2]["steps"],
+            n1=smooth[-1]["steps"],
+            sm=fmt(f"{row['drift']:.2e}" for row in smooth),
+            kn=fmt(f"{row['drift']:.2e}" for row in kinked),
+            crossed=sum(row["crossings"] for row in smooth),
+            crossings=fmt(str(c) for c in sorted({int(row["crossings"]) for row in kinked})),
+            ratios=fmt(f"{x:.1f}" for x in _ratios(smooth)),
+            halving=fmt(f"{1 / x:.2f}" if x > 0 else "inf" for x in _ratios(kinked)),
+            fine=kinked[-1]["steps"],
+        )
+
+    return checked
+
+
+def _kink_free_ratios(smooth: Rows) -> list[float]:
+    """The drift ratios per doubling; nan when the path crossed a kink or a ratio is not
+    finite (a kink-free claim on a path that crossed a kink is not measured)."""
     ratios = _ratios(smooth)
-    crossed = sum(row["crossings"] for row in smooth)
-    finite_ratios = all(math.isfinite(x) for x in ratios)
-    fmt = ", ".join
-    sm = fmt(f"{row['drift']:.2e}" for row in smooth)
-    # A kink-free claim on a path that crossed a kink is not measured: nan fails it.
-    ok = crossed == 0 and finite_ratios
-    fine = kinked[-1]
+    ok = sum(row["crossings"] for row in smooth) == 0 and all(map(math.isfinite, ratios))
+    return ratios if ok else [math.nan]
+
+
+def first_order(cfg: Config, smooth: Rows, kinked: Rows) -> Outcome:
+    """Log-log slope of the generic path's drift against the step `h` (nan without a
+    crossing, or with a non-finite or zero drift, which the fit would drop)."""
     h = [1.0 / row["steps"] for row in kinked]
     drifts = [float(row["drift"]) for row in kinked]
-    # A non-finite or zero drift at any step count is not measured (the fit would drop it).
-    slope = loglog_slope(h, drifts) if all(math.isfinite(d) and d > 0 for d in drifts) else math.nan
-    crossings = sorted({int(row["crossings"]) for row in kinked})
-    kn = fmt(f"{row['drift']:.2e}" for row in kinked)
-    halving = fmt(f"{1 / x:.2f}" if x > 0 else "inf" for x in _ratios(kinked))
-    out = [
-        in_range(
-            "rk4-order",
-            SOURCE,
-            "H is conserved at fourth order on a path that crosses no ReLU kink: drift ratio "
-            f"of the last doubling ({smooth[-2]['steps']} -> {smooth[-1]['steps']} steps); "
-            f"drifts {sm}; {crossed} sign crossings",
-            ratios[-1] if ok else math.nan,
-            cfg.order_lo,
-            cfg.order_hi,
-        ),
-        at_least(
-            "rk4-every-doubling",
-            SOURCE,
-            "and the drift shrinks at least that much at every doubling (fourth order, reached "
-            "from above): smallest ratio of "
-            f"({fmt(f'{x:.1f}' for x in ratios)})",
-            min(ratios) if ok else math.nan,
-            cfg.order_lo,
-        ),
-        at_most(
-            "kinked-drift",
-            SOURCE,
-            f"on a generic path ({fmt(str(c) for c in crossings)} sign crossings) the drift of "
-            f"H at the finest step ({fine['steps']}); drifts {kn}",
-            fine["drift"],
-            cfg.drift_bound,
-        ),
-        in_range(
-            "kinked-first-order",
-            SOURCE,
-            "where entries cross zero the drift is first order in the step h: log-log slope "
-            "of the drift against h over the refinement (per doubling drift(2n)/drift(n) = "
-            f"{halving}: 1/2 on average, scattered by the crossings' phases inside the steps)",
-            slope if crossings[0] > 0 else math.nan,
-            cfg.slope_lo,
-            cfg.slope_hi,
-        ),
-    ]
-    return [*out, _located_claim(cfg, r, fine["drift"]), *_symmetry_claims(cfg, s)]
+    finite = all(math.isfinite(d) and d > 0 for d in drifts)
+    crossed = min(int(row["crossings"]) for row in kinked) > 0
+    slope = loglog_slope(h, drifts) if finite and crossed else math.nan
+    return in_range(slope, cfg.slope_lo, cfg.slope_hi)
 
 
-def _located_claim(cfg: Config, r: PointResult, fixed_drift: float) -> Claim:
-    rows = _path(r, "located")
+def located(cfg: Config, pts: Points) -> Outcome:
+    """The drift of the generic path with its crossings located (nan without a crossing:
+    located crossings are the point)."""
+    rows, kinked = _path(pts.last, "located"), _path(pts.last, "kinked")
     row = rows[-1] if rows else {"steps": cfg.steps_located, "drift": math.nan, "crossings": 0}
-    # Located crossings are the point: a path with none is not this check (nan fails it).
     drift = float(row["drift"]) if row["crossings"] > 0 else math.nan
-    return at_most(
+    fixed = kinked[-1]["drift"] if len(kinked) >= 2 and len(_path(pts.last, "smooth")) >= 2 else 0
+    return at_most(drift, cfg.located_bound, row=row, fixed=fixed)
+
+
+def symmetry(scalar: str) -> Callable[[Config, Points], Outcome]:
+    """The relative error `scalar` of a symmetry check, at most `symmetry_tol`."""
+    return lambda cfg, pts: at_most(pts.last.scalars.get(scalar, math.nan), cfg.symmetry_tol)
+
+
+ODE = Ungated("an integration of the Hamiltonian system (no trained network to certify)")
+CLAIMS = [
+    ClaimSpec(
+        "rk4-order",
+        "H is conserved at fourth order on a path that crosses no ReLU kink: drift ratio "
+        "of the last doubling ({n0} -> {n1} steps); drifts {sm}; {crossed} sign crossings",
+        ODE,
+        _refined(
+            lambda cfg, sm, kn: in_range(_kink_free_ratios(sm)[-1], cfg.order_lo, cfg.order_hi)
+        ),
+    ),
+    ClaimSpec(
+        "rk4-every-doubling",
+        "and the drift shrinks at least that much at every doubling (fourth order, reached "
+        "from above): smallest ratio of ({ratios})",
+        ODE,
+        _refined(lambda cfg, sm, kn: at_least(min(_kink_free_ratios(sm)), cfg.order_lo)),
+    ),
+    ClaimSpec(
+        "kinked-drift",
+        "on a generic path ({crossings} sign crossings) the drift of H at the finest step "
+        "({fine}); drifts {kn}",
+        ODE,
+        _refined(lambda cfg, sm, kn: at_most(kn[-1]["drift"], cfg.drift_bound)),
+    ),
+    ClaimSpec(
+        "kinked-first-order",
+        "where entries cross zero the drift is first order in the step h: log-log slope "
+        "of the drift against h over the refinement (per doubling drift(2n)/drift(n) = "
+        "{halving}: 1/2 on average, scattered by the crossings' phases inside the steps)",
+        ODE,
+        _refined(first_order),
+    ),
+    ClaimSpec(
         "kinked-located",
-        SOURCE,
-        f"H is conserved across the kinks: the same generic path with its {row['crossings']} "
-        f"crossings located (steps cut there) at only {row['steps']} steps has drift "
-        f"(vs {fixed_drift:.2e} with fixed steps at the finest step count)",
-        drift,
-        cfg.located_bound,
-    )
-
-
-def _symmetry_claims(cfg: Config, s: dict[str, float]) -> list[Claim]:
-    nan = math.nan
-    return [
-        at_most(
-            "range-symmetry",
-            "000 §1.2",
-            f"weights W_(q/c)/c on [0, c] with leak L~/c (c = {cfg.stretch:g}) reproduce the "
-            "path A_(q/c) (integrated on a grid twice as fine): max relative error",
-            s.get("range_path_error", nan),
-            cfg.symmetry_tol,
-        ),
-        at_most(
-            "range-norm",
-            "000 §1.2",
-            "and their parameter norm (Simpson on [0, c]) is the closed-form norm of "
-            "W_p = Wa + p Wb on [0, 1] divided by c: relative error",
-            s.get("range_norm_error", nan),
-            cfg.symmetry_tol,
-        ),
-        at_most(
-            "output-scaling",
-            "000 §1.2",
-            f"bias-free weights with leak L~ + c (c = {cfg.shift:g}) give exp(-c p) A_p: "
-            "max relative error",
-            s.get("scaling_path_error", nan),
-            cfg.symmetry_tol,
-        ),
-    ]
+        "H is conserved across the kinks: the same generic path with its "
+        "{row[crossings]} crossings located (steps cut there) at only {row[steps]} steps "
+        "has drift (vs {fixed:.2e} with fixed steps at the finest step count)",
+        ODE,
+        located,
+    ),
+    ClaimSpec(
+        "range-symmetry",
+        "weights W_(q/c)/c on [0, c] with leak L~/c (c = {cfg.stretch:g}) reproduce the "
+        "path A_(q/c) (integrated on a grid twice as fine): max relative error",
+        ODE,
+        symmetry("range_path_error"),
+        source="000 §1.2",
+    ),
+    ClaimSpec(
+        "range-norm",
+        "and their parameter norm (Simpson on [0, c]) is the closed-form norm of "
+        "W_p = Wa + p Wb on [0, 1] divided by c: relative error",
+        ODE,
+        symmetry("range_norm_error"),
+        source="000 §1.2",
+    ),
+    ClaimSpec(
+        "output-scaling",
+        "bias-free weights with leak L~ + c (c = {cfg.shift:g}) give exp(-c p) A_p: "
+        "max relative error",
+        ODE,
+        symmetry("scaling_path_error"),
+        source="000 §1.2",
+    ),
+]
 
 
 PRESETS = {
@@ -289,16 +311,16 @@ PRESETS = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="leaky-resnet/hamiltonian-flow",
-    source=SOURCE,
+    source="000 §1.5",
     title="H is conserved along integrated geodesics; the two symmetries of §1.2 hold",
     config=Config(),
     presets=PRESETS,
     grid={},
     measure=measure,
-    claims=claims,
-    figures=("hamiltonian_flow",),
+    claims=CLAIMS,
+    figures=("_leaky_resnet_theory:hamiltonian_flow",),
     trains=False,
     doc=__doc__ or "",
 )

@@ -21,60 +21,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bottlenecklab.experiments._claims import at_least, at_most, in_range, reported, unmeasured
+from bottlenecklab.experiments._checks import at_least, at_most, in_range, reported
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
-    Gate,
     Measurement,
-    PointResult,
+    Outcome,
+    Points,
     Reads,
 )
 from bottlenecklab.experiments.leaky_resnet._common import (
-    LEAKY_GATE,
     PAPER_TRAINING,
+    QUICK,
+    SMOKE,
+    PaperConfig,
     layer_measurement,
     region,
 )
-from bottlenecklab.models import LeakyResNetConfig
-from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "000 Fig 1b-d"
 
 
 @dataclass(frozen=True)
-class Config:
-    """Fig 1b–d at the paper's sizes (App. B): `[20, 5, 20]` MLP teacher, `w = 200`, `L = 50`.
+class Config(PaperConfig):
+    """Fig 1b–d at the paper's sizes (`PaperConfig`).
 
     Args:
         leaks: effective depths `L~` (one portrait each; claims at the largest).
-        gamma0: relative ridge of the stable quantities.
         gap_bound: bound on `s_{k*} / s_{k*+1}` of `W_l` (median over the middle third).
         spread_ratio: bound on std(-(2/L~)H) / min(std(COI_gamma), std((2/L~) kinetic)).
         kinetic_ratio: bound on mean kinetic (middle third) / mean kinetic (ends).
         coi_window: accepted distance of the median middle-third `COI_gamma` from `k*`.
         negative_bound: bound on the largest middle-third negative mass.
-        certify: the convergence certificate (`_common.LEAKY_GATE`: stationarity <= 0.2,
-            what Newton-converged quick networks reach at the kinks; value stability over the
-            certification extension, `_common.EXTENSION`).
     """
 
-    task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), kind="mlp", n_train=1000, n_test=1000)
-    model: LeakyResNetConfig = LeakyResNetConfig(width=200, depth=50, schedule="adaptive")
-    train: TrainConfig = TrainConfig(
-        lam=0.002,
-        phases=(PhaseConfig("adam", 20_000, 1e-3), PhaseConfig("sgd", 10_000, 1e-4)),
-    )
-    seed: int = 0
     leaks: tuple[float, ...] = (4.0, 8.0, 16.0)
-    gamma0: float = 1e-3
     gap_bound: float = 3.0
     spread_ratio: float = 0.25
     kinetic_ratio: float = 0.1
     coi_window: float = 1.0
     negative_bound: float = 0.05
-    certify: Gate = LEAKY_GATE
+
+
+BASE = Config()  # its tolerances are the claims' windows (value stability: 1/4 of them)
 
 
 def measure(model, data, cfg: Config) -> Measurement:
@@ -106,124 +93,76 @@ def measure(model, data, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The five claims of Fig 1b–d at the largest `L~` (spec `leaky-resnets.md`)."""
-    done = sorted((r for r in results if r.status == "done"), key=lambda r: r.point["model.leak"])
-    names = (
-        ("bottleneck-gap", "k* singular values stand out"),
-        ("hamiltonian-flat", "H varies less than its components"),
-        ("kinetic-middle", "kinetic small in the bottleneck"),
-        ("coi-bottleneck", "COI near k* in the bottleneck"),
-        ("non-negative", "bottleneck representations non-negative"),
-    )
-    if not done:
-        return [unmeasured(c, SOURCE, s, "see spec", "every training diverged") for c, s in names]
-    r = done[-1]
-    s = r.scalars
-    k = cfg.task.k_star
-    at = f"at L~ = {r.point['model.leak']:g}"
-    spread = s["spread_ratio"]
-    out = [
-        at_least(
-            "bottleneck-gap",
-            SOURCE,
-            f"{at}, s_k*/s_(k*+1) of W_l in the middle third (median over "
-            f"{int(s['n_middle_layers'])} layers, k* = {k})",
-            s["gap_middle_median"],
-            cfg.gap_bound,
-        ),
-        at_most(
-            "hamiltonian-flat",
-            SOURCE,
-            f"{at}, std over layers of -(2/L~)H_l ({s['spread_H']:.3g}) over the smaller of "
-            f"those of COI_gamma ({s['spread_coi']:.3g}) and (2/L~) kinetic "
-            f"({s['spread_kinetic']:.3g})",
-            spread,
-            cfg.spread_ratio,
-        ),
-        reported(  # vacuous as a bound: the untrained fixed-point start reads 0.0052
-            "kinetic-middle",
-            "000 §2.1",
-            f"{at}, mean kinetic energy in the middle third over that at the ends (the "
-            f"spec's bound {cfg.kinetic_ratio:g} holds on the untrained net too: reported)",
-            s["kinetic_middle_over_ends"],
-        ),
-        in_range(
-            "coi-bottleneck",
-            "000 §2.1",
-            f"{at}, median COI_gamma over the middle third (k* = {k})",
-            s["coi_middle_median"],
-            k - cfg.coi_window,
-            k + cfg.coi_window,
-        ),
-        reported(  # vacuous as a bound: the untrained fixed-point start reads 4.9e-4
-            "non-negative",
-            "000 Prop 5",
-            f"{at}, largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle "
-            f"third (the spec's bound {cfg.negative_bound:g} holds on the untrained net too: "
-            "reported)",
-            s["negative_mass_middle_max"],
-        ),
-    ]
-    return out
+def _at_top(pts: Points, value: str, check, *bounds: float) -> Outcome:
+    """`check(scalar value of the largest L~, *bounds)`, with the point's facts."""
+    top = pts.last
+    return check(top.scalars[value], *bounds).with_facts(top=top.point["model.leak"], **top.scalars)
 
+
+AT = "at L~ = {top:g}, "
+CLAIMS = [
+    ClaimSpec(
+        "bottleneck-gap",
+        AT + "s_k*/s_(k*+1) of W_l in the middle third (median over {n_middle_layers:.0f} "
+        "layers, k* = {cfg.task.k_star})",
+        Reads(("gap_middle_median",), window=BASE.gap_bound),
+        lambda cfg, pts: _at_top(pts, "gap_middle_median", at_least, cfg.gap_bound),
+    ),
+    ClaimSpec(
+        "hamiltonian-flat",
+        AT + "std over layers of -(2/L~)H_l ({spread_H:.3g}) over the smaller of those of "
+        "COI_gamma ({spread_coi:.3g}) and (2/L~) kinetic ({spread_kinetic:.3g})",
+        Reads(("spread_ratio",), window=BASE.spread_ratio),
+        lambda cfg, pts: _at_top(pts, "spread_ratio", at_most, cfg.spread_ratio),
+    ),
+    ClaimSpec(  # vacuous as a bound: the untrained fixed-point start reads 0.0052
+        "kinetic-middle",
+        AT + "mean kinetic energy in the middle third over that at the ends (the spec's "
+        "bound {cfg.kinetic_ratio:g} holds on the untrained net too: reported)",
+        None,
+        lambda cfg, pts: _at_top(pts, "kinetic_middle_over_ends", reported),
+        source="000 §2.1",
+    ),
+    ClaimSpec(
+        "coi-bottleneck",
+        AT + "median COI_gamma over the middle third (k* = {cfg.task.k_star})",
+        Reads(("coi_middle_median",), window=2 * BASE.coi_window),
+        lambda cfg, pts: _at_top(
+            pts,
+            "coi_middle_median",
+            in_range,
+            cfg.task.k_star - cfg.coi_window,
+            cfg.task.k_star + cfg.coi_window,
+        ),
+        source="000 §2.1",
+    ),
+    ClaimSpec(  # vacuous as a bound: the untrained fixed-point start reads 4.9e-4
+        "non-negative",
+        AT + "largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle third "
+        "(the spec's bound {cfg.negative_bound:g} holds on the untrained net too: reported)",
+        None,
+        lambda cfg, pts: _at_top(pts, "negative_mass_middle_max", reported),
+        source="000 Prop 5",
+    ),
+]
 
 PRESETS = {
-    # Seconds: tiny teacher and net, one leak; exercises every stage.
-    "smoke": {
-        "task.dims": (6, 2, 6),
-        "task.hidden": 16,
-        "task.n_train": 48,
-        "task.n_test": 48,
-        "model.width": 8,
-        "model.depth": 6,
-        "leaks": (2.0,),
-        "train.phases": (
-            {"optimizer": "adam", "steps": 40, "lr": 1e-2},
-            {"optimizer": "lbfgs", "steps": 10, "lr": 1.0},
-        ),
-        "train.log_every": 10,
-        "train.checkpoint_every": 20,
-    },
-    # Minutes on 2 cores: exactly the flagship's quick point at its largest L~ = 24
-    # (`hamiltonian-vs-depth`), where the bottleneck is clearest, with its recipe (Adam,
-    # L-BFGS, then trust-region Newton), which certifies.
-    "quick": {
-        "task.n_train": 300,  # ~80 s on one core
-        "model.width": 40,
-        "model.depth": 30,  # rho L~ = 0.8 at L~ = 24
-        "model.schedule": "equidistant",
-        "model.init_scale": 0.064,  # fixed-point start, noise std 0.01 L~ at w = 40
-        "train.lam": 0.05,  # reachable optimum in thousands of steps
-        "train.dtype": "float64",  # the certificate and Newton need float64
-        "leaks": (24.0,),
-        "train.phases": (
-            {"optimizer": "adam", "steps": 2000, "lr": 1e-3, "schedule": "cosine"},
-            {"optimizer": "lbfgs", "steps": 3000, "lr": 1.0},
-            {"optimizer": "newton", "steps": 400, "lr": 1.0},
-        ),
-        "train.log_every": 200,
-        "train.checkpoint_every": 1000,
-    },
-    # The paper's sizes and schedule (App. B): the base config.
+    "smoke": {**SMOKE, "model.depth": 6, "leaks": (2.0,)},  # one leak, adaptive steps
+    # The flagship's quick point at its largest L~ = 24 (`hamiltonian-vs-depth`), where
+    # the bottleneck is clearest, with its recipe, which certifies.
+    "quick": {**QUICK, "model.depth": 30, "leaks": (24.0,)},  # rho L~ = 0.8
     "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="leaky-resnet/layer-portrait",
-    source=SOURCE,
+    source="000 Fig 1b-d",
     title="Layer by layer: k* singular values in the bottleneck, flat H, energies over p",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"model.leak": "leaks"},
     measure=measure,
-    claims=claims,
-    figures=("layer_portrait",),
+    claims=CLAIMS,
+    figures=("_leaky_resnet:layer_portrait",),
     doc=__doc__ or "",
-    # What each claim reads, with its tolerance window (value stability: 1/4 of it).
-    reads={
-        "bottleneck-gap": Reads(("gap_middle_median",), window=3.0),  # bound 3 above 0
-        "hamiltonian-flat": Reads(("spread_ratio",), window=0.25),  # bound 0.25 above 0
-        "coi-bottleneck": Reads(("coi_middle_median",), window=2.0),  # k* +- 1
-    },
 )
