@@ -22,7 +22,7 @@ quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...)
 | `measure.saddles` | Saddle-to-saddle dynamics (003) |
 | `measure.sparsity` | Neuron counts: merging, pruning (004 §4) |
 | `measure.spectra` | Singular values of weights, per layer and per frequency |
-| `measure.stats` | Statistics of measured series |
+| `measure.stats` | Statistics of measured series and repeated trials |
 | `measure.symmetry` | Symmetry learning (001 §5) |
 | `measure.views` | Low-dimensional views of representations (000, 004) |
 """
@@ -204,9 +204,12 @@ from bottlenecklab.measure.spectra import (
     weight_spectra,
 )
 
-# Statistics of measured series (`measure.stats`)
+# Statistics of measured series and repeated trials (`measure.stats`)
 from bottlenecklab.measure.stats import (
+    adjacent_z,
+    clopper_pearson,
     fit_line,
+    logistic_slope_z,
     loglog_slope,
 )
 
@@ -368,6 +371,9 @@ __all__ = [  # noqa: RUF022
     # measure.stats
     "fit_line",
     "loglog_slope",
+    "adjacent_z",
+    "clopper_pearson",
+    "logistic_slope_z",
     # measure.symmetry
     "curve_distances",
     "haar_rotation_about",
@@ -387,12 +393,3 @@ __all__ = [  # noqa: RUF022
     "pca_paths",
     "uncentered_pca",
 ]
-
-# Statistics of repeated trials (restarts, seeds): `measure._stats`.
-from bottlenecklab.measure._stats import (  # noqa: E402
-    adjacent_z,
-    clopper_pearson,
-    logistic_slope_z,
-)
-
-__all__ += ["adjacent_z", "clopper_pearson", "logistic_slope_z"]

@@ -1,7 +1,9 @@
-"""Statistics of measured series: least-squares lines and log-log slopes (growth
-exponents).
+"""Statistics of measured series and of repeated trials: least-squares lines and log-log
+slopes (growth exponents), the Clopper-Pearson interval of a fraction, the z of a
+logistic slope, and the z of the difference of adjacent fractions.
 """
 
 from bottlenecklab.measure._fits import fit_line, loglog_slope
+from bottlenecklab.measure._stats import adjacent_z, clopper_pearson, logistic_slope_z
 
-__all__ = ["fit_line", "loglog_slope"]
+__all__ = ["adjacent_z", "clopper_pearson", "fit_line", "logistic_slope_z", "loglog_slope"]
