@@ -4,6 +4,8 @@ computed; adapters found in a registry the user can add to."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -157,3 +159,15 @@ def test_an_adapter_must_say_what_it_accepts_and_how_it_captures():
         Half()  # `capture` is abstract
     with pytest.raises(TypeError):
         register_adapter(_LastLayerOnly)  # the class, not an instance
+
+
+def test_the_documented_adapter_example_runs(registry):
+    """The "Your own adapter" example of `docs/analyse.md`, run as written."""
+    page = (Path(__file__).parents[2] / "docs" / "analyse.md").read_text()
+    section = page[page.index("**Your own adapter.**") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("\n```", start)]
+    namespace: dict = {}
+    exec(compile(code, "analyse.md", "exec"), namespace)
+    assert namespace["probe"].summary()["capture"] == "adapter:MyNet"
+    assert namespace["probe"].analyze()["name"].tolist() == ["input", "hidden", "output"]
