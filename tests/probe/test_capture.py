@@ -1,5 +1,5 @@
 """Capturing leaves the user's model as it was: forward hooks only while a capture runs (or
-for its `with` block), an fx graph read and run without being rewritten; layers read as
+for its `with` block), an fx graph copied, not rewritten; layers read as
 computed; adapters found in a registry the user can add to."""
 
 from __future__ import annotations

@@ -111,26 +111,30 @@ def _unsupported_params(model: nn.Module) -> list[tuple[str, str]]:
 # --- torch.fx ------------------------------------------------------------------------------
 
 
-class _Reader(torch.fx.Interpreter):
-    """Runs a graph node by node (`torch.fx.Interpreter`), keeping a copy of the value of
-    each picked node as it is computed (a later in-place operation does not change it)."""
-
-    def __init__(self, gm: torch.fx.GraphModule, picked: dict[torch.fx.Node, str]) -> None:
-        super().__init__(gm)
-        self.picked = picked
-        self.values: dict[str, torch.Tensor] = {}
-
-    def run_node(self, n: torch.fx.Node) -> object:
-        out = super().run_node(n)
-        name = self.picked.get(n)
-        if name is not None and isinstance(out, torch.Tensor):
-            self.values[name] = out.clone()
-        return out
+def _reading_graph(
+    gm: torch.fx.GraphModule, picked: list[torch.fx.Node], output: torch.fx.node.Argument
+) -> torch.fx.GraphModule:
+    """A new module running `gm`'s graph, copied node by node into a new `torch.fx.Graph`
+    (`gm` is not changed), that returns `(output, (copy of each picked node, ...))`: each
+    copy taken right after its node (a later in-place operation does not change it). The
+    new graph has plain positional code: one tensor in (an exported program's pytree
+    wrapping of its inputs and outputs is not carried over)."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    wanted = set(picked)
+    copies = []
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            continue
+        env[node] = graph.node_copy(node, env.__getitem__)
+        if node in wanted:
+            copies.append(graph.call_method("clone", (env[node],)))
+    graph.output((torch.fx.map_arg(output, env.__getitem__), tuple(copies)))
+    return torch.fx.GraphModule(gm, graph)
 
 
 def _fx_capture(model: nn.Module) -> Capture:
-    # the graph is read and run as it is (nothing of it is rewritten): a GraphModule's own,
-    # else the trace of `model`
+    # a GraphModule's own graph, else the trace of `model`; read, and copied to be run
     gm = model if isinstance(model, torch.fx.GraphModule) else torch.fx.symbolic_trace(model)
     graph = gm.graph
     modules = dict(gm.named_modules())
@@ -170,24 +174,17 @@ def _fx_capture(model: nn.Module) -> Capture:
         layer.weight = _nearest_weight(node, weights)
     out_node = next(n for n in graph.nodes if n.op == "output")
     original = out_node.args[0]
-    first = isinstance(original, tuple | list) and bool(original)
-    first = first and isinstance(original[0], torch.fx.Node)
-    if first:
-        # flat outputs (an exported program's, run without its pytree wrapping, or a
-        # traced tuple): the first is the output
+    if isinstance(original, tuple | list) and original and isinstance(original[0], torch.fx.Node):
+        # an exported program's flat outputs (or a traced tuple): the first is the output
         original = original[0]
     if isinstance(original, torch.fx.Node):
         out_layer = Layer("output", "output", "output", True, _nearest_weight(out_node, weights))
-    reader = _Reader(gm, {node: layer.name for node, layer in picked})
+    reading = _reading_graph(gm, [node for node, _ in picked], original)
+    names = [layer.name for _, layer in picked]
 
     def run(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        reader.values = {}
-        # the graph's own positional inputs and outputs: an exported program's pytree
-        # wrapping of them is not applied (one tensor input)
-        out = reader.run(x, enable_io_processing=False)
-        if first:
-            out = out[0]
-        found = dict(reader.values)
+        out, values = reading(x)
+        found = dict(zip(names, values))
         if isinstance(out, torch.Tensor):
             found["output"] = out
         return out, found
