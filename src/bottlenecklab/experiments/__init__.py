@@ -4,12 +4,21 @@ Each experiment names its task, model, training, measurement, claims and figures
 `smoke` / `quick` / `paper` presets. `run_experiment` runs its grid points through the sweep
 machinery (`bottlenecklab.sweeps`) with `run_point`, the one science run function (train +
 measure one config into a run folder); `run_sweep_spec` does the same for sweep files.
+
+The experiment modules are discovered (`discover`) the first time the registry is read
+(`get(name)`, `EXPERIMENTS`), not when this package is imported.
 """
 
 from bottlenecklab.experiments._discover import Found, discover
 from bottlenecklab.experiments._findings import FINDINGS, Finding, expected_states, finding_of
 from bottlenecklab.experiments._points import expand_points, point_id, point_requests, run_config
-from bottlenecklab.experiments._registry import EXPERIMENTS, UnknownExperiment, get, register
+from bottlenecklab.experiments._registry import (
+    EXPERIMENTS,
+    Registry,
+    UnknownExperiment,
+    get,
+    register,
+)
 from bottlenecklab.experiments._run_point import point_result, run_point
 from bottlenecklab.experiments._runner import (
     Job,
@@ -37,9 +46,6 @@ from bottlenecklab.experiments._spec import (
 from bottlenecklab.experiments._sweep import run_sweep_spec, sweep_requests
 from bottlenecklab.experiments._verdicts import count_states, judge, state_of, states_line
 
-for _found in discover():
-    register(_found.experiment)
-
 __all__ = [
     "EXPERIMENTS",
     "FINDINGS",
@@ -54,6 +60,7 @@ __all__ = [
     "Measurement",
     "PointResult",
     "Reads",
+    "Registry",
     "RunRecord",
     "UnknownExperiment",
     "check_resumable",

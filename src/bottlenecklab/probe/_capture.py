@@ -1,5 +1,6 @@
-"""Finding and capturing the layers of a user's network: `torch.fx` where it traces,
-forward hooks on named modules where it does not, and adapters for our own models.
+"""Finding and capturing the layers of a user's network: a registered adapter (`_adapters`)
+where one accepts the model, `torch.fx` where it traces, forward hooks on named modules
+where it does not.
 
 A capture turns one batch `x` `[b, ...]` into the model output and a dict
 `{layer name: tensor [b, ...]}`; the layers are named by module path (`layer3.1.relu`;
@@ -8,25 +9,17 @@ a module called twice gets `#2`, `#3`, ...).
 
 from __future__ import annotations
 
-import copy
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+from torch.utils.hooks import RemovableHandle
 
-__all__ = [
-    "ACTIVATIONS",
-    "HOMOGENEOUS",
-    "Capture",
-    "CaptureError",
-    "Layer",
-    "WeightRef",
-    "capture",
-    "is_transformer",
-    "sequential_chain",
-]
+from bottlenecklab.probe._adapters import adapter_for
+from bottlenecklab.probe._base import Capture, CaptureError, Layer, WeightRef
+
+__all__ = ["ACTIVATIONS", "HOMOGENEOUS", "capture", "is_transformer", "sequential_chain"]
 
 # Modules whose output is a layer (the spec: activations, Identity as a marker).
 ACTIVATIONS: tuple[type[nn.Module], ...] = (
@@ -80,55 +73,6 @@ _WEIGHT_FUNCTIONS = {
 _NO_WEIGHT_NEEDED = (nn.Dropout, nn.Flatten, nn.Unflatten, nn.Sequential, nn.ModuleList)
 
 
-class CaptureError(Exception):
-    """The model has no layer the probe can read (one line: why)."""
-
-
-@dataclass(frozen=True)
-class WeightRef:
-    """A weight matrix feeding a layer: its name, `[n_out, n_in]` (a convolution flattened
-    to `[c_out, c_in k...]`), its bias `[n_out]` or `None`, and an explicit spectrum when
-    the operator is not the matrix itself (circular convolutions)."""
-
-    name: str
-    weight: torch.Tensor
-    bias: torch.Tensor | None = None
-    singular_values: torch.Tensor | None = None
-    shape: tuple[int, int] | None = None
-
-
-@dataclass
-class Layer:
-    """One captured layer: `name` (module path), `kind` (`activation`, `block` for a
-    residual join, `output`, or `representation` for an adapter), `op` (the module or
-    function), whether `op` is positively homogeneous, and the weight feeding it."""
-
-    name: str
-    kind: str
-    op: str
-    homogeneous: bool
-    weight: WeightRef | None = None
-    tokens: bool = False  # inside a transformer: a [batch, tokens, d] sequence
-
-
-@dataclass
-class Capture:
-    """Layers of a model and the function that runs one batch through it.
-
-    `run(x)` returns `(output, {name: tensor})`; `skipped` lists `(name, reason)` of what is
-    not analysed; `method` is `fx`, `hooks` or `adapter:<Class>`.
-    """
-
-    layers: list[Layer]
-    run: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, torch.Tensor]]]
-    method: str
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    fx_error: str | None = None
-    function: Callable[[torch.Tensor], torch.Tensor] | None = None  # for Jacobians
-    ntk: Callable[[torch.Tensor], torch.Tensor] | None = None  # specialised NTK trace
-    chain: tuple | None = None  # (weight refs, bias scale, activation): an affine chain
-
-
 def _unique(name: str, seen: dict[str, int]) -> str:
     seen[name] = seen.get(name, 0) + 1
     return name if seen[name] == 1 else f"{name}#{seen[name]}"
@@ -167,17 +111,32 @@ def _unsupported_params(model: nn.Module) -> list[tuple[str, str]]:
 # --- torch.fx ------------------------------------------------------------------------------
 
 
+def _reading_graph(
+    gm: torch.fx.GraphModule, picked: list[torch.fx.Node], output: torch.fx.node.Argument
+) -> torch.fx.GraphModule:
+    """A new module running `gm`'s graph, copied node by node into a new `torch.fx.Graph`
+    (`gm` is not changed), that returns `(output, (copy of each picked node, ...))`: each
+    copy taken right after its node (a later in-place operation does not change it). The
+    new graph has plain positional code: one tensor in (an exported program's pytree
+    wrapping of its inputs and outputs is not carried over)."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    wanted = set(picked)
+    copies = []
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            continue
+        env[node] = graph.node_copy(node, env.__getitem__)
+        if node in wanted:
+            copies.append(graph.call_method("clone", (env[node],)))
+    graph.output((torch.fx.map_arg(output, env.__getitem__), tuple(copies)))
+    return torch.fx.GraphModule(gm, graph)
+
+
 def _fx_capture(model: nn.Module) -> Capture:
-    gm = (
-        copy.deepcopy(model)
-        if isinstance(model, torch.fx.GraphModule)
-        else torch.fx.symbolic_trace(model)
-    )
+    # a GraphModule's own graph, else the trace of `model`; read, and copied to be run
+    gm = model if isinstance(model, torch.fx.GraphModule) else torch.fx.symbolic_trace(model)
     graph = gm.graph
-    if type(graph._codegen) is not torch.fx.graph.CodeGen:
-        # an exported program's pytree in/out wrapping: plain positional code instead, so
-        # that the captured tensors can be returned beside the output (one tensor input)
-        graph._codegen = torch.fx.graph.CodeGen()
     modules = dict(gm.named_modules())
     seen: dict[str, int] = {}
     picked: list[tuple[torch.fx.Node, Layer]] = []
@@ -216,18 +175,15 @@ def _fx_capture(model: nn.Module) -> Capture:
     out_node = next(n for n in graph.nodes if n.op == "output")
     original = out_node.args[0]
     if isinstance(original, tuple | list) and original and isinstance(original[0], torch.fx.Node):
-        # an exported program's flat outputs (positional codegen): the first is the output
+        # an exported program's flat outputs (or a traced tuple): the first is the output
         original = original[0]
     if isinstance(original, torch.fx.Node):
         out_layer = Layer("output", "output", "output", True, _nearest_weight(out_node, weights))
-    with graph.inserting_before(out_node):
-        clones = [graph.call_method("clone", (n,)) for n, _ in picked]
-        out_node.args = ((original, tuple(clones)),)
-    gm.recompile()
+    reading = _reading_graph(gm, [node for node, _ in picked], original)
     names = [layer.name for _, layer in picked]
 
     def run(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        out, values = gm(x)
+        out, values = reading(x)
         found = dict(zip(names, values))
         if isinstance(out, torch.Tensor):
             found["output"] = out
@@ -402,16 +358,13 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
 
         return hook
 
-    for n, m in wmods:
-        m.register_forward_hook(on_weight(n))
-    for n, m in acts:
-        m.register_forward_hook(on_layer(n, "activation", m))
-    for n, m in blocks:
-        m.register_forward_hook(on_layer(n, "block", m))
-    for n, m in attns:
-        m.register_forward_hook(on_layer(n, "attention", m))
-    for n, lin, act in mlps:
-        lin.register_forward_pre_hook(on_mlp(n, act))
+    def install() -> list[RemovableHandle]:
+        handles = [m.register_forward_hook(on_weight(n)) for n, m in wmods]
+        handles += [m.register_forward_hook(on_layer(n, "activation", m)) for n, m in acts]
+        handles += [m.register_forward_hook(on_layer(n, "block", m)) for n, m in blocks]
+        handles += [m.register_forward_hook(on_layer(n, "attention", m)) for n, m in attns]
+        handles += [lin.register_forward_pre_hook(on_mlp(n, act)) for n, lin, act in mlps]
+        return handles
 
     def run(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         store.clear()
@@ -421,7 +374,8 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
         fast = torch.backends.mha.get_fastpath_enabled()
         torch.backends.mha.set_fastpath_enabled(False)
         try:
-            out = model(x)
+            with cap:  # the hooks are on the model for this call (or the caller's `with`)
+                out = model(x)
         finally:
             torch.backends.mha.set_fastpath_enabled(fast)
         if "output" not in index and isinstance(out, torch.Tensor):
@@ -437,20 +391,22 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
         (f"{n}.in_proj_weight", r) if n in attn_names else (n, r)
         for n, r in _unsupported_params(model)
     ]
-    cap = Capture(layers, run, "hooks", skipped, fx_error=fx_error)
+    cap = Capture(layers, run, "hooks", skipped, fx_error=fx_error, install=install)
     cap.chain = sequential_chain(model)
     return cap
 
 
 def capture(model: nn.Module, method: str = "auto") -> Capture:
-    """The capture of `model`: its adapter when it is one of ours, else `torch.fx`, else
-    forward hooks (`method`: `auto`, `fx` or `hooks`).
+    """The capture of `model`: a registered adapter's when one accepts it (`auto`, see
+    `register_adapter`), else `torch.fx`, else forward hooks (`method`: `auto`, `fx` or
+    `hooks`).
+
+    A hooks capture puts its hooks on `model` only while it runs a batch, or for the whole
+    block of `with capture(model, "hooks") as cap:`; the model is left as it was.
 
     Raises:
         CaptureError: `fx` asked and the model does not trace.
     """
-    from bottlenecklab.probe._adapters import adapter_for
-
     if method == "auto":
         adapted = adapter_for(model)
         if adapted is not None:

@@ -22,7 +22,8 @@ import torch
 from torch import nn
 
 from bottlenecklab import measure, theory
-from bottlenecklab.probe._capture import Capture, CaptureError, Layer, capture, is_transformer
+from bottlenecklab.probe._base import Capture, CaptureError, Layer
+from bottlenecklab.probe._capture import capture, is_transformer
 
 __all__ = ["COLUMNS", "RANK_RULE", "BottleneckProbe", "ProbeError"]
 
@@ -311,7 +312,7 @@ class BottleneckProbe:
         skipped: dict[str, str] = dict(cap.skipped)
         bar = self._bar()
         seen_samples = 0
-        with torch.no_grad():
+        with torch.no_grad(), cap:  # a hooks capture's hooks stay on `net` for the loop only
             for x in self._batches():
                 x = x.to(self.device, torch.float64)
                 b = len(x)
