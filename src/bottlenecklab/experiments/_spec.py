@@ -409,9 +409,12 @@ class Experiment(Generic[C]):
             the training path needs beyond the loss (e.g. `theta / ||theta||`); numbers or
             strings, the same columns in every row (`""` at steps where a column is not
             due). Points of an experiment with a trace are never trained as ensembles.
-        claim_figures, reads, ungated: derived from the `ClaimSpec`s (claim id -> figure,
-            -> `Reads`, -> why ungated); given by hand only with a legacy `claims`
-            function (ids or `fnmatch` patterns).
+        claim_figures: derived from the `ClaimSpec`s (claim id -> figure); by hand only
+            with a legacy `claims` function.
+        reads: derived from the `ClaimSpec`s (claim id -> `Reads`); by hand only with a
+            legacy `claims` function.
+        ungated: derived from the `ClaimSpec`s (claim id -> why no certificate applies);
+            by hand only with a legacy `claims` function (ids or `fnmatch` patterns).
         figure_refs: derived from `figures` (name -> `"module:function"`).
     """
 

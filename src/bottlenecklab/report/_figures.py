@@ -36,10 +36,8 @@ def _resolve(ref: str) -> Maker:
 def _by_name(name: str) -> Maker:
     """A figure named without its module (legacy declarations): the function of that name
     in a figure module of `bottlenecklab.report` (exactly one)."""
-    import bottlenecklab.report as report
-
     found = []
-    for mod in pkgutil.iter_modules(report.__path__):
+    for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if mod.name.startswith("_") and mod.name not in ("_figures", "_html", "_summary"):
             module = importlib.import_module(f"bottlenecklab.report.{mod.name}")
             if callable(getattr(module, name, None)) and not name.startswith("_"):
