@@ -624,6 +624,25 @@ def test_each_lams_claims_are_gated_by_its_own_points():
     }
 
 
+def test_a_diverged_training_makes_only_its_lams_claims_not_measured():
+    """`_plateau.per_lam`: each lam's claims read its own points, the divergence guard too."""
+    cfg = resolve_config(get(WPD), "quick")
+    pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points(WP_GOOD, lam=1e-4)
+    pts[-1] = dataclasses.replace(pts[-1], status="diverged", message="loss is nan")
+    states = _states(WPD, cfg, pts)
+    assert states == {
+        "non-increasing(lam=0.001)": "passed",
+        "plateau(lam=0.001)": "passed",
+        "unfinished-restarts(lam=0.001)": "reported",
+        "non-increasing(lam=0.0001)": "not-measured",
+        "plateau(lam=0.0001)": "not-measured",
+        "unfinished-restarts(lam=0.0001)": "not-measured",
+    }
+    claim = {c.id: c for c in get(WPD).evaluate(cfg, pts)}["plateau(lam=0.0001)"]
+    assert "1 of 18 trainings diverged: loss is nan" in claim.measured
+    assert claim.statement.endswith("min (lam = 0.0001) (merged neurons at the widest: ?)")
+
+
 @pytest.mark.parametrize("name", [WP, WPD])
 @pytest.mark.parametrize(
     "change",

@@ -188,15 +188,56 @@ def balance(layer: int) -> Check:
     return check
 
 
-def value(name: str, layer: int, check: Callable[..., Outcome] = reported, **args: Any) -> Check:
-    """`check(<name>_layer<layer>, **args)`, with the layer's scalars as the facts."""
+def layer_value(name: str, layer: int, bounded: bool = False) -> Check:
+    """Scalar `<name>_layer<layer>`: at most `max_rays` when `bounded`, else reported;
+    the layer's scalars (suffix dropped) fill the statement."""
 
-    def run(cfg: Config, pts: Points) -> Outcome:
-        facts = {k: v for k, v in pts.last.scalars.items() if k.endswith(f"_layer{layer}")}
-        facts = {k.removesuffix(f"_layer{layer}"): v for k, v in facts.items()}
-        return check(at_layer(pts, name, layer), **args, layer=layer, **facts)
+    def check(cfg: Config, pts: Points) -> Outcome:
+        suffix = f"_layer{layer}"
+        facts = {
+            k.removesuffix(suffix): v for k, v in pts.last.scalars.items() if k.endswith(suffix)
+        }
+        v = at_layer(pts, name, layer)
+        if bounded:
+            return at_most(v, cfg.max_rays, layer=layer, **facts)
+        return reported(v, layer=layer, **facts)
 
-    return run
+    return check
+
+
+def layer_claims(l: int) -> list[ClaimSpec[Config]]:
+    """Layer `l`'s balance on `T_l` and, reported, its other cuts and the reaction."""
+    return [
+        ClaimSpec(
+            f"balance-layer{l}",
+            "layer {layer}: cosine of the attraction and repulsion projected on the "
+            "feasible directions T_l (cut s^2 > {cfg.cuts[0]:g} eps; dim T = {dimT:g}), "
+            "with ||Pi_T A|| / ||A|| = {proj:.3g} >= {cfg.min_projected:g}; unprojected "
+            "cosine {cos:.3g}, ||A+R||/||A|| = {residual:.3g} at eps, {residual10:.3g} at "
+            "10 eps",
+            READS["balance"],
+            balance(l),
+            source="004 §3.1, Prop 1 (derived; spec Decision)",
+        ),
+        *(
+            ClaimSpec(
+                f"balance-c{c:g}-layer{l}",
+                "layer {layer}: the projected cosine with the column spaces cut at "
+                f"s^2 > {c:g} eps (||Pi_T A|| / ||A|| = {{projA_c{c:g}:.3g}})",
+                None,
+                layer_value(f"cosT_c{c:g}", l),
+                source="004 §3.1 (spec Decision)",
+            )
+            for c in BASE.cuts[1:]
+        ),
+        ClaimSpec(
+            f"reaction-layer{l}",
+            "layer {layer}: cosine of A_l + R_l with the constraint reaction N_l",
+            None,
+            layer_value("cos_reaction", l),
+            source="004 §3.1 (derived; spec Decision)",
+        ),
+    ]
 
 
 BASE = Config()
@@ -208,41 +249,7 @@ READS = {  # each claim's scalars, with its tolerance window (value stability: 1
     "rays": Reads(tuple(f"rays2d_layer{l}" for l in LAYERS), BASE.max_rays),  # counts 0..6
 }
 CLAIMS = [
-    *(
-        spec
-        for l in LAYERS
-        for spec in (
-            ClaimSpec(
-                f"balance-layer{l}",
-                "layer {layer}: cosine of the attraction and repulsion projected on the "
-                "feasible directions T_l (cut s^2 > {cfg.cuts[0]:g} eps; dim T = {dimT:g}), "
-                "with ||Pi_T A|| / ||A|| = {proj:.3g} >= {cfg.min_projected:g}; unprojected "
-                "cosine {cos:.3g}, ||A+R||/||A|| = {residual:.3g} at eps, {residual10:.3g} at "
-                "10 eps",
-                READS["balance"],
-                balance(l),
-                source="004 §3.1, Prop 1 (derived; spec Decision)",
-            ),
-            *(
-                ClaimSpec(
-                    f"balance-c{c:g}-layer{l}",
-                    "layer {layer}: the projected cosine with the column spaces cut at "
-                    f"s^2 > {c:g} eps (||Pi_T A|| / ||A|| = {{projA_c{c:g}:.3g}})",
-                    None,
-                    value(f"cosT_c{c:g}", l),
-                    source="004 §3.1 (spec Decision)",
-                )
-                for c in BASE.cuts[1:]
-            ),
-            ClaimSpec(
-                f"reaction-layer{l}",
-                "layer {layer}: cosine of A_l + R_l with the constraint reaction N_l",
-                None,
-                value("cos_reaction", l),
-                source="004 §3.1 (derived; spec Decision)",
-            ),
-        )
-    ),
+    *(spec for l in LAYERS for spec in layer_claims(l)),
     *(
         ClaimSpec(
             f"rays-layer{l}",
@@ -250,17 +257,17 @@ CLAIMS = [
             "cosine > {cfg.ray_cosine:g} holding {cfg.ray_mass:.0%} of sum ||w|| ||v||; "
             "merged count {merged:g}, Rank K_l = {rank_K:g})",
             READS["rays"],
-            value("rays2d", l, at_most, bound=BASE.max_rays),
+            layer_value("rays2d", l, bounded=True),
         )
         for l in LAYERS
     ),
-    *(
+    *(  # in full dimension: asserted at the last hidden layer, reported below it
         ClaimSpec(
             f"rays-full-layer{l}",
             "layer {layer}: rays of the alive neurons in full dimension (cosine > "
             "{cfg.ray_cosine:g})",
             Reads((f"rays_layer{l}",), BASE.max_rays) if l == TOP else None,
-            value("rays", l, at_most, bound=BASE.max_rays) if l == TOP else value("rays", l),
+            layer_value("rays", l, bounded=l == TOP),
         )
         for l in LAYERS
     ),
