@@ -289,6 +289,16 @@ def test_counterexample_values_fail_on_crafted(key):
     assert sum(not v for v in verdict.values()) == 1
 
 
+def test_counterexample_claims_read_the_closed_forms_even_when_a_gd_run_diverged():
+    """The claims read the closed forms' point only; the GD runs are report-only."""
+    exp = get(CE)
+    cfg = resolve_config(exp, "smoke")
+    good = {"family_error": 0.0, "global_error": 0.0, "perturbation_min": 0.0}
+    theory = _result(Measurement(scalars={**good, "escape_error": 1e-10}), THEORY)
+    gd = PointResult("gd", {"run": "family"}, "diverged", "loss is nan", {}, [], [], 0, 0.0)
+    assert all(c.passed for c in exp.evaluate(cfg, [theory, gd]))
+
+
 # ---------------------------------------------------------------- one-dim-pruning
 
 PR = "l2/one-dim-pruning"

@@ -153,6 +153,8 @@ def theory_value(pts: Points, name: str) -> float:
     return float(s.get(name, math.nan))
 
 
+# The claims read the closed forms' point only (`theory_value`): a diverged GD run (report
+# only) does not make them not-measured (`partial`).
 CLOSED_FORM = Ungated("closed forms of the loss at given weights: no network is trained")
 CLAIMS = [
     ClaimSpec(
@@ -166,6 +168,7 @@ CLAIMS = [
             family=theory.counterexample_values(cfg.lam)[0],
             n_angles=len(cfg.angles),
         ),
+        partial=True,
     ),
     ClaimSpec(
         "global-value",
@@ -176,6 +179,7 @@ CLAIMS = [
             cfg.value_tol,
             glob=theory.counterexample_values(cfg.lam)[1],
         ),
+        partial=True,
     ),
     ClaimSpec(
         "family-local-min",
@@ -185,6 +189,7 @@ CLAIMS = [
         lambda cfg, pts: at_least(
             theory_value(pts, "perturbation_min"), 0.0, tol=cfg.perturbation_tol
         ),
+        partial=True,
     ),
     ClaimSpec(
         "escape-path",
@@ -195,6 +200,7 @@ CLAIMS = [
             theory_value(pts, "escape_error"), cfg.escape_tol, eps=listed(cfg.epsilons, "g")
         ),
         source="004 App C.1",
+        partial=True,
     ),
 ]
 
