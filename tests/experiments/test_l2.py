@@ -41,13 +41,13 @@ def _result(m: Measurement, point: dict[str, Any] | None = None) -> PointResult:
 
 
 def _verdicts(name: str, cfg: Any, results: list[PointResult]) -> dict[str, bool]:
-    return {c.id: c.passed for c in get(name).claims(cfg, results)}
+    return {c.id: c.passed for c in get(name).evaluate(cfg, results)}
 
 
 def _states(name: str, cfg: Any, results: list[PointResult]) -> dict[str, str]:
     """Each claim's verdict as the runner gives it (certificate included)."""
     exp = get(name)
-    return {c.id: c.state for c in judge(exp, cfg, exp.claims(cfg, results), results)}
+    return {c.id: c.state for c in judge(exp, cfg, exp.evaluate(cfg, results), results)}
 
 
 # Trained experiments: every claim about a trained network is gated by the certificate.
@@ -289,6 +289,16 @@ def test_counterexample_values_fail_on_crafted(key):
     assert sum(not v for v in verdict.values()) == 1
 
 
+def test_counterexample_claims_read_the_closed_forms_even_when_a_gd_run_diverged():
+    """The claims read the closed forms' point only; the GD runs are report-only."""
+    exp = get(CE)
+    cfg = resolve_config(exp, "smoke")
+    good = {"family_error": 0.0, "global_error": 0.0, "perturbation_min": 0.0}
+    theory = _result(Measurement(scalars={**good, "escape_error": 1e-10}), THEORY)
+    gd = PointResult("gd", {"run": "family"}, "diverged", "loss is nan", {}, [], [], 0, 0.0)
+    assert all(c.passed for c in exp.evaluate(cfg, [theory, gd]))
+
+
 # ---------------------------------------------------------------- one-dim-pruning
 
 PR = "l2/one-dim-pruning"
@@ -327,7 +337,7 @@ def test_pruning_claims_fail_on_crafted(key, value, failing):
 def test_pruning_claim_is_not_measured_below_4n():
     cfg = resolve_config(get(PR), "smoke")
     small = {**PR_GOOD, "neurons_before": 40.0, "neurons_after": 12.0}
-    claims = {c.id: c for c in get(PR).claims(cfg, [_result(Measurement(scalars=small))])}
+    claims = {c.id: c for c in get(PR).evaluate(cfg, [_result(Measurement(scalars=small))])}
     assert claims["smaller-same-outputs"].state == "not-measured"
 
 
@@ -348,7 +358,7 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     s = exp.measure(net, data, cfg).scalars
     assert s["neurons_after"] == s["neurons_before"] == cfg.model.width
     assert s["output_change"] == 0.0 and s["norm_after"] == s["norm_before"]
-    claims = {c.id: c for c in exp.claims(cfg, [_result(Measurement(scalars=s))])}
+    claims = {c.id: c for c in exp.evaluate(cfg, [_result(Measurement(scalars=s))])}
     assert not claims["smaller-same-outputs"].passed
     assert claims["smaller-same-outputs"].state != "not-measured"
 
@@ -530,7 +540,7 @@ def test_forces_balance_fails_on_an_untrained_network():
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1)
     s = exp.measure(model, data, cfg).scalars
     assert s["cosT_layer1"] > cfg.cos_bound and s["cosT_layer2"] > cfg.cos_bound
-    claims = {c.id: c for c in exp.claims(cfg, [_result(Measurement(scalars=s))])}
+    claims = {c.id: c for c in exp.evaluate(cfg, [_result(Measurement(scalars=s))])}
     assert not claims["balance-layer1"].passed and not claims["balance-layer2"].passed
 
 
@@ -624,6 +634,25 @@ def test_each_lams_claims_are_gated_by_its_own_points():
     }
 
 
+def test_a_diverged_training_makes_only_its_lams_claims_not_measured():
+    """`_plateau.per_lam`: each lam's claims read its own points, the divergence guard too."""
+    cfg = resolve_config(get(WPD), "quick")
+    pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points(WP_GOOD, lam=1e-4)
+    pts[-1] = dataclasses.replace(pts[-1], status="diverged", message="loss is nan")
+    states = _states(WPD, cfg, pts)
+    assert states == {
+        "non-increasing(lam=0.001)": "passed",
+        "plateau(lam=0.001)": "passed",
+        "unfinished-restarts(lam=0.001)": "reported",
+        "non-increasing(lam=0.0001)": "not-measured",
+        "plateau(lam=0.0001)": "not-measured",
+        "unfinished-restarts(lam=0.0001)": "not-measured",
+    }
+    claim = {c.id: c for c in get(WPD).evaluate(cfg, pts)}["plateau(lam=0.0001)"]
+    assert "1 of 18 trainings diverged: loss is nan" in claim.measured
+    assert claim.statement.endswith("min (lam = 0.0001) (merged neurons at the widest: ?)")
+
+
 @pytest.mark.parametrize("name", [WP, WPD])
 @pytest.mark.parametrize(
     "change",
@@ -662,7 +691,7 @@ def test_plateau_gate_reads_the_best_seed_and_its_near_ties(name, seed, states):
     stats = {(seed, 6): UNCERTIFIED} if seed is not None else {}
     pts = _wp_points(WP_GOOD, seeds=THREE, stats=stats)
     exp = get(name)
-    judged = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, pts), pts)}
+    judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
     assert {judged[i].state for i in ("non-increasing", "plateau")} == {states}
     unfinished = judged["unfinished-restarts"]
     assert unfinished.state == "reported"
@@ -702,7 +731,7 @@ def test_plateau_gate_without_an_earlier_value_is_not_converged():
         for p in pts
     ]
     exp = get(WP)
-    judged = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, pts), pts)}
+    judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
     assert judged["plateau"].state == "not-converged"
     assert "no earlier value of loss" in judged["plateau"].certificate["reason"]
 

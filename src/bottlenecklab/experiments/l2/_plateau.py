@@ -1,27 +1,69 @@
-"""Measurement and claims shared by the width-plateau experiments (paper 004, Fig 2)."""
+"""What the width-plateau experiments share (paper 004, Fig 2): the base config, the smoke
+and quick recipes, the measurement, the claims and their own certificate gate."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from bottlenecklab import measure as M
-from bottlenecklab.experiments._claims import in_range, non_decreasing, reported, unmeasured
-from bottlenecklab.experiments._spec import Claim, Measurement, PointResult, Reads
+from bottlenecklab.experiments._checks import in_range, listed, non_decreasing, reported
+from bottlenecklab.experiments._spec import (
+    Claim,
+    ClaimSpec,
+    Gate,
+    Measurement,
+    Outcome,
+    PointResult,
+    Points,
+    Reads,
+    Ungated,
+)
 from bottlenecklab.experiments._verdicts import certificate_record, gate_of, stability
+from bottlenecklab.experiments.l2._common import best_rows, width_rows
+from bottlenecklab.models import FCNNConfig
 
 __all__ = [
-    "PLATEAU_READS",
-    "PLATEAU_UNGATED",
-    "SMOOTHED_STAGES",
-    "plateau_claims",
+    "CLAIMS",
+    "QUICK",
+    "SMOKE",
+    "PlateauConfig",
+    "per_lam",
     "plateau_gate",
+    "plateau_gates",
     "plateau_measure",
-    "plateau_reads_per_lam",
+    "quick_phases",
 ]
+
+
+@dataclass(frozen=True)
+class PlateauConfig:
+    """Depth-3 ReLU nets of equal hidden widths, a `model.width` x `seed` grid (004 Fig 2:
+    3 trials). An experiment's `Config` subclasses it and adds `task`, `train`, `widths`.
+
+    Args:
+        seeds: the grid's seeds; trend_tol: allowed relative rise of the best loss between
+            widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start
+            (004: "around 10").
+        certify: the convergence certificate (spec `convergence.md`): stationarity <= 0.2
+            of the regularization force, as for the other kinked optima we certify; the
+            kink band `tau = 1e-4` holds the softplus band of the last smoothed stage
+            (`|z| < 4.6 / beta`); the earlier state is the start of the last phase.
+    """
+
+    model: FCNNConfig = FCNNConfig(depth=3, width=10)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    trend_tol: float = 0.02
+    plateau_tol: float = 0.1
+    plateau_range: tuple[float, float] = (5.0, 20.0)
+    certify: Gate = Gate(threshold=0.2, tau=1e-4, earlier=0.0)
+    seed: int = 0
+
 
 # The smoothed stages of both quick recipes (`docs/convergence.md`): three restarted
 # L-BFGS runs of 200 at each softplus sharpness beta = 1e2 ... 1e7, then trust region 100
@@ -38,36 +80,39 @@ SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
     for beta in (1e5, 1e6, 1e7)
 )
 
-# Both claims read each width's lowest loss (with L2) over seeds, a multi-start estimate, and
+# The end of both quick recipes: five exact restarted L-BFGS runs of 200 (a wide net can
+# still drift toward the regularized optimum; spec l2-sparsity.md, fourth review), then an
+# exact L-BFGS phase of 100 (value stability's earlier state is its start).
+EXACT_END: tuple[dict[str, Any], ...] = ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5 + (
+    {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},
+)
+
+
+def quick_phases(*start: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """A quick recipe's phases: `start`, the smoothed continuation, the exact end."""
+    return (*start, *SMOOTHED_STAGES, *EXACT_END)
+
+
+# Seconds: two widths, one seed, short Adam (each experiment shrinks its data).
+SMOKE: dict[str, Any] = {
+    "widths": (2, 4),
+    "seeds": (0,),
+    "train.phases": ({"optimizer": "adam", "steps": 50, "lr": 1e-3},),
+    "train.log_every": 25,
+}
+# Float64 (the certificate and the smoothed stages), a logged row where the last phase
+# starts (value stability's earlier state). Each experiment adds its phases.
+QUICK: dict[str, Any] = {"train.dtype": "float64", "train.log_every": 100}
+
+# The claims read each width's lowest loss (with L2) over seeds, a multi-start estimate, and
 # are gated by the experiment itself (`plateau_gate`, spec `l2-sparsity.md`, fourth review):
 # stationarity of the seed that sets each width's best and of every seed within the 2 %
 # trend tolerance of it, value stability of every seed (its loss moves by at most 1/4 of
 # the tolerance over the last phase). The runner's gate would ask every seed to be
-# stationary, an unfinished restart far above the best included, so the claims are not in
-# `reads`; the reported `unfinished-restarts` claims read every seed's loss, which makes
-# the runner keep its earlier value (`prev_loss`) for value stability.
-LOSS_READ = Reads(("loss",), window=0.02, relative=True)
-PLATEAU_READS = {"unfinished-restarts*": LOSS_READ}
-PLATEAU_UNGATED = {
-    "non-increasing*": "gated by the experiment (`_plateau.plateau_gate`, spec l2-sparsity.md, "
-    "fourth review): the certificate of the seed that sets each width's best loss and of "
-    "every seed within the trend tolerance of it, value stability of every seed; the "
-    "runner's gate would also ask an unfinished restart far above the best to be stationary",
-    "plateau*": "gated by the experiment, as non-increasing",
-}
-
-
-def plateau_reads_per_lam(lams: tuple[float, ...]) -> dict[str, Reads]:
-    """`PLATEAU_READS` with each `lam`'s reported claim (`plateau_claims`' ids for a grid
-    of several `lams`) reading only the points trained at that `lam`; other ids (a grid
-    overridden to other `lams`) fall back to every point."""
-    per = {
-        f"unfinished-restarts(lam={lam:g})": dataclasses.replace(
-            LOSS_READ, where={"train.lam": lam}
-        )
-        for lam in lams
-    }
-    return {**per, **PLATEAU_READS}
+# stationary, an unfinished restart far above the best included, so the claims are
+# `Ungated`; the reported `unfinished-restarts` reads every seed's loss, which makes the
+# runner keep its earlier value (`prev_loss`) for value stability.
+LOSS_READ = Reads(("loss",), window=PlateauConfig.trend_tol, relative=True)
 
 
 def plateau_gate(
@@ -148,69 +193,108 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
     return Measurement(scalars=scalars)
 
 
-def plateau_claims(cfg: Any, results: list[PointResult], source: str) -> list[Claim]:
-    """Per `train.lam` of the grid (or the config's): best-of-seeds loss non-increasing in
-    width within `trend_tol` (relative), plateau start in `plateau_range`, both gated by
-    `plateau_gate` (`not-converged` when it fails); reported: the unfinished restarts (seeds
-    more than `trend_tol` above their width's best that fail stationarity)."""
-    lams = sorted({r.point.get("train.lam", cfg.train.lam) for r in results})
-    out = []
-    for lam in lams:
-        sel = [r for r in results if r.point.get("train.lam", cfg.train.lam) == lam]
-        tag = f" (lam = {lam:g})" if len(lams) > 1 else ""
-        ids = (f"non-increasing{tag.replace(' ', '')}", f"plateau{tag.replace(' ', '')}")
-        unfinished_id = f"unfinished-restarts{tag.replace(' ', '')}"
-        done = [r for r in sel if r.status == "done"]
-        if len(done) < len(sel) or not done:
-            why = f"{len(sel) - len(done)} of {len(sel)} trainings diverged"
-            out += [unmeasured(i, source, "see spec", "see spec", why) for i in ids]
-            out.append(reported(unfinished_id, source, f"unfinished restarts ({why})", math.nan))
-            continue
-        rows = [
-            {"width": r.point.get("model.width", r.scalars["width"]), **r.scalars} for r in done
-        ]
-        widths, best = M.best_per_width(rows, "loss")
-        best_rows: dict[float, dict] = {}
-        for r in rows:
-            w = float(r["width"])
-            if w not in best_rows or r["loss"] < best_rows[w]["loss"]:
-                best_rows[w] = r
-        start = M.plateau_start(widths, best, cfg.plateau_tol)
-        lo, hi = cfg.plateau_range
-        # relative steps: log of the best loss, non-increasing in width within log(1 + tol)
-        logs = [math.log(b) if b > 0 else math.nan for b in reversed(best)]
-        trend = non_decreasing(
-            ids[0],
-            source,
-            f"best-of-seeds train loss (with L2) is non-increasing in width within "
-            f"{cfg.trend_tol:.0%}{tag}: log best loss, widest first "
-            f"({', '.join(f'{w:g}' for w in reversed(widths))})",
-            logs,
-            tol=math.log1p(cfg.trend_tol),
-        )
-        plateau = in_range(
-            ids[1],
-            source,
-            f"plateau start: first width with best loss <= (1 + {cfg.plateau_tol:g}) min{tag} "
-            f"(merged neurons at the widest: {best_rows[widths[-1]]['merged_max']:g})",
-            start,
-            lo,
-            hi,
-        )
-        cert, unfinished = plateau_gate(cfg, done, cfg.trend_tol)
-        state = "" if cert["converged"] else "not-converged"
-        out += [
-            dataclasses.replace(c, state=state, certificate=cert, passed=c.passed and not state)
-            for c in (trend, plateau)
-        ]
-        out.append(
-            reported(
-                unfinished_id,
-                source,
-                f"seeds more than {cfg.trend_tol:.0%} above their width's best loss that fail "
-                f"stationarity (not gating){tag}: "
-                + ("; ".join(unfinished) if unfinished else "none"),
-                float(len(unfinished)),
-            )
-        )
-    return out
+def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[str, float]]]:
+    """`(widths, best loss, best seed's row)` per width, widths increasing."""
+    rows = width_rows(pts)
+    widths, best = M.best_per_width(rows, "loss")
+    return widths, best, best_rows(rows, "loss")
+
+
+def self_gated(o: Outcome, cfg: Any, pts: Points) -> Outcome:
+    """`o` judged by `plateau_gate` (`not-converged` when it fails); the gate's record as
+    the `certificate` fact (`per_lam` makes it the claim's certificate)."""
+    cert, _ = plateau_gate(cfg, list(pts), cfg.trend_tol)
+    if not cert["converged"]:
+        o = dataclasses.replace(o, passed=False, state="not-converged")
+    return o.with_facts(certificate=cert)
+
+
+def non_increasing(cfg: Any, pts: Points) -> Outcome:
+    """Relative steps: the log of the best loss, widest first, non-decreasing within
+    `log(1 + trend_tol)`."""
+    widths, best, _ = best_loss(pts)
+    logs = [math.log(b) if b > 0 else math.nan for b in reversed(best)]
+    o = non_decreasing(logs, math.log1p(cfg.trend_tol), widths=listed(widths[::-1], "g"))
+    return self_gated(o, cfg, pts)
+
+
+def plateau(cfg: Any, pts: Points) -> Outcome:
+    """The first width with best loss `<= (1 + plateau_tol) min` lies in `plateau_range`."""
+    widths, best, rows = best_loss(pts)
+    start = M.plateau_start(widths, best, cfg.plateau_tol)
+    o = in_range(start, *cfg.plateau_range, merged=rows[widths[-1]]["merged_max"])
+    return self_gated(o, cfg, pts)
+
+
+def unfinished_restarts(cfg: Any, pts: Points) -> Outcome:
+    """Seeds more than `trend_tol` above their width's best that fail stationarity."""
+    _, unfinished = plateau_gate(cfg, list(pts), cfg.trend_tol)
+    return reported(float(len(unfinished)), seeds="; ".join(unfinished) or "none")
+
+
+CLAIMS = [
+    ClaimSpec(
+        "non-increasing",
+        "best-of-seeds train loss (with L2) is non-increasing in width within "
+        "{cfg.trend_tol:.0%}{tag}: log best loss, widest first ({widths})",
+        Ungated(
+            "gated by the experiment (`_plateau.plateau_gate`, spec l2-sparsity.md, fourth "
+            "review): the certificate of the seed that sets each width's best "
+            "loss and of every seed within the trend tolerance of it, value stability of "
+            "every seed; the runner's gate would also ask an unfinished restart far above the "
+            "best to be stationary"
+        ),
+        non_increasing,
+    ),
+    ClaimSpec(
+        "plateau",
+        "plateau start: first width with best loss <= (1 + {cfg.plateau_tol:g}) min{tag} "
+        "(merged neurons at the widest: {merged:g})",
+        Ungated("gated by the experiment, as non-increasing"),
+        plateau,
+    ),
+    ClaimSpec(
+        "unfinished-restarts",
+        "seeds more than {cfg.trend_tol:.0%} above their width's best loss that fail "
+        "stationarity (not gating){tag}: {seeds}",
+        LOSS_READ,
+        unfinished_restarts,
+    ),
+]
+
+
+def per_lam(specs: Sequence[ClaimSpec[Any]], source: str):
+    """The claims function of `specs` measured once per `train.lam` of a run's points, each
+    on that `lam`'s points (its divergence guard included): ids tagged `(lam=0.001)` and
+    the statements' `{tag}` ` (lam = 0.001)` when the points have several `lam`s; a
+    check's `certificate` fact becomes its claim's certificate.
+
+    (The framework's `ClaimSpec`s are one claim each, on one selection of points; a
+    claim repeated per value of a grid key, gated by the experiment itself, is not yet
+    one of them.)
+    """
+
+    def claims(cfg: Any, points: list[PointResult]) -> list[Claim]:
+        lam_of = lambda p: p.point.get("train.lam", cfg.train.lam)  # noqa: E731
+        lams = sorted({lam_of(p) for p in points})
+        out = []
+        for lam in lams:
+            tag = f"(lam={lam:g})" if len(lams) > 1 else ""
+            for spec in specs:
+                o = spec.outcome(cfg, [p for p in points if lam_of(p) == lam])
+                o = o.with_facts(tag=f" (lam = {lam:g})" if tag else "")
+                c = spec.claim(cfg, o, source)
+                cert = o.facts.get("certificate")
+                out.append(dataclasses.replace(c, id=c.id + tag, certificate=cert))
+        return out
+
+    return claims
+
+
+def plateau_gates(specs: Sequence[ClaimSpec[Any]]) -> dict[str, dict[str, Any]]:
+    """`reads` and `ungated` of an `Experiment` whose claims are `per_lam(specs)`: each
+    spec's gate under the pattern `<id>*` (its tagged ids)."""
+    return {
+        "reads": {f"{s.id}*": s.gate for s in specs if isinstance(s.gate, Reads)},
+        "ungated": {f"{s.id}*": s.gate.why for s in specs if isinstance(s.gate, Ungated)},
+    }

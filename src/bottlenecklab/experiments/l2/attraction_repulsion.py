@@ -14,7 +14,9 @@ Pilots, measurements and the derivation of the constraint reaction:
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,20 +24,19 @@ import torch
 
 from bottlenecklab import measure as M
 from bottlenecklab import theory
-from bottlenecklab.experiments._claims import at_most, in_range, reported, unmeasured
+from bottlenecklab.experiments._checks import at_most, in_range, reported
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
     Gate,
     Measurement,
-    PointResult,
+    Outcome,
+    Points,
     Reads,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import DigitsTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "004 Fig 1"
 
 
 @dataclass(frozen=True)
@@ -158,98 +159,132 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, tables={"views": rows})
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Per hidden layer: balance on `T_l`, rays in the 2-D view; full-dimension rays at the
-    last hidden layer; clustering there (the certificate gates them through `READS`)."""
-    r = results[0]
-    layers = range(1, cfg.model.depth)
-    top = cfg.model.depth - 1
-    ids = [f"balance-layer{l}" for l in layers] + [f"rays-layer{l}" for l in layers]
-    ids += [f"rays-full-layer{top}", "cluster"]
-    if r.status != "done":
-        return [unmeasured(i, SOURCE, "see spec", "see spec", r.message) for i in ids]
-    s = r.scalars
+Check = Callable[[Config, Points], Outcome]
 
-    def get(k: str) -> float:
-        return float(s.get(k, math.nan))
 
-    out = []
-    c0 = cfg.cuts[0]
-    for l in layers:
-        proj = get(f"projA_layer{l}")
-        claim = at_most(
+def at_layer(pts: Points, name: str, layer: int) -> float:
+    """Scalar `<name>_layer<layer>` of the trained net (`nan` when absent)."""
+    return float(pts.last.scalars.get(f"{name}_layer{layer}", math.nan))
+
+
+def balance(layer: int) -> Check:
+    """The projected cosine of `A_l`, `R_l` at most `cos_bound`, with `||Pi_T A|| / ||A||`
+    at least `min_projected` (else vacuous: failed)."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        proj = at_layer(pts, "projA", layer)
+        facts = {k: at_layer(pts, k, layer) for k in ("dimT", "cos", "residual", "residual10")}
+        o = at_most(at_layer(pts, "cosT", layer), cfg.cos_bound, layer=layer, proj=proj, **facts)
+        if proj >= cfg.min_projected:
+            return o
+        return dataclasses.replace(
+            o,
+            expected=f"{o.expected}; ||Pi_T A|| / ||A|| >= {cfg.min_projected:g}",
+            measured=f"{o.measured} (vacuous: ||Pi_T A|| / ||A|| = {proj:.3g})",
+            passed=False,
+            margin=None,
+        )
+
+    return check
+
+
+def layer_value(name: str, layer: int, bounded: bool = False) -> Check:
+    """Scalar `<name>_layer<layer>`: at most `max_rays` when `bounded`, else reported;
+    the layer's scalars (suffix dropped) fill the statement."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        suffix = f"_layer{layer}"
+        facts = {
+            k.removesuffix(suffix): v for k, v in pts.last.scalars.items() if k.endswith(suffix)
+        }
+        v = at_layer(pts, name, layer)
+        if bounded:
+            return at_most(v, cfg.max_rays, layer=layer, **facts)
+        return reported(v, layer=layer, **facts)
+
+    return check
+
+
+def layer_claims(l: int) -> list[ClaimSpec[Config]]:
+    """Layer `l`'s balance on `T_l` and, reported, its other cuts and the reaction."""
+    return [
+        ClaimSpec(
             f"balance-layer{l}",
-            "004 §3.1, Prop 1 (derived; spec Decision)",
-            f"layer {l}: cosine of the attraction and repulsion projected on the feasible "
-            f"directions T_l (cut s^2 > {c0:g} eps; dim T = {get(f'dimT_layer{l}'):g}), with "
-            f"||Pi_T A|| / ||A|| = {proj:.3g} >= {cfg.min_projected:g}; unprojected cosine "
-            f"{get(f'cos_layer{l}'):.3g}, ||A+R||/||A|| = {get(f'residual_layer{l}'):.3g} at "
-            f"eps, {get(f'residual10_layer{l}'):.3g} at 10 eps",
-            get(f"cosT_layer{l}"),
-            cfg.cos_bound,
-        )
-        if not (proj >= cfg.min_projected):
-            claim = Claim(
-                claim.id,
-                claim.source,
-                claim.statement,
-                f"{claim.expected}; ||Pi_T A|| / ||A|| >= {cfg.min_projected:g}",
-                f"{claim.measured} (vacuous: ||Pi_T A|| / ||A|| = {proj:.3g})",
-                False,
+            "layer {layer}: cosine of the attraction and repulsion projected on the "
+            "feasible directions T_l (cut s^2 > {cfg.cuts[0]:g} eps; dim T = {dimT:g}), "
+            "with ||Pi_T A|| / ||A|| = {proj:.3g} >= {cfg.min_projected:g}; unprojected "
+            "cosine {cos:.3g}, ||A+R||/||A|| = {residual:.3g} at eps, {residual10:.3g} at "
+            "10 eps",
+            READS["balance"],
+            balance(l),
+            source="004 §3.1, Prop 1 (derived; spec Decision)",
+        ),
+        *(
+            ClaimSpec(
+                f"balance-c{c:g}-layer{l}",
+                "layer {layer}: the projected cosine with the column spaces cut at "
+                f"s^2 > {c:g} eps (||Pi_T A|| / ||A|| = {{projA_c{c:g}:.3g}})",
+                None,
+                layer_value(f"cosT_c{c:g}", l),
+                source="004 §3.1 (spec Decision)",
             )
-        out.append(claim)
-        for c in cfg.cuts[1:]:
-            out.append(
-                reported(
-                    f"balance-c{c:g}-layer{l}",
-                    "004 §3.1 (spec Decision)",
-                    f"layer {l}: the projected cosine with the column spaces cut at "
-                    f"s^2 > {c:g} eps (||Pi_T A|| / ||A|| = "
-                    f"{get(f'projA_c{c:g}_layer{l}'):.3g})",
-                    get(f"cosT_c{c:g}_layer{l}"),
-                )
-            )
-        out.append(
-            reported(
-                f"reaction-layer{l}",
-                "004 §3.1 (derived; spec Decision)",
-                f"layer {l}: cosine of A_l + R_l with the constraint reaction N_l",
-                get(f"cos_reaction_layer{l}"),
-            )
+            for c in BASE.cuts[1:]
+        ),
+        ClaimSpec(
+            f"reaction-layer{l}",
+            "layer {layer}: cosine of A_l + R_l with the constraint reaction N_l",
+            None,
+            layer_value("cos_reaction", l),
+            source="004 §3.1 (derived; spec Decision)",
+        ),
+    ]
+
+
+BASE = Config()
+LAYERS, TOP = range(1, BASE.model.depth), BASE.model.depth - 1
+READS = {  # each claim's scalars, with its tolerance window (value stability: 1/4 of it)
+    "balance": Reads(  # cosine in [-1, cos_bound]; the vacuity ratio read with the same
+        tuple(f"{k}_layer{l}" for k in ("cosT", "projA") for l in LAYERS), 1 + BASE.cos_bound
+    ),
+    "rays": Reads(tuple(f"rays2d_layer{l}" for l in LAYERS), BASE.max_rays),  # counts 0..6
+}
+CLAIMS = [
+    *(spec for l in LAYERS for spec in layer_claims(l)),
+    *(
+        ClaimSpec(
+            f"rays-layer{l}",
+            "layer {layer}: rays in the 2-D uncentered PCA of the neurons (fewest groups at "
+            "cosine > {cfg.ray_cosine:g} holding {cfg.ray_mass:.0%} of sum ||w|| ||v||; "
+            "merged count {merged:g}, Rank K_l = {rank_K:g})",
+            READS["rays"],
+            layer_value("rays2d", l, bounded=True),
         )
-    for l in layers:
-        out.append(
-            at_most(
-                f"rays-layer{l}",
-                SOURCE,
-                f"layer {l}: rays in the 2-D uncentered PCA of the neurons (fewest groups at "
-                f"cosine > {cfg.ray_cosine:g} holding {cfg.ray_mass:.0%} of sum ||w|| ||v||; "
-                f"merged count {get(f'merged_layer{l}'):g}, Rank K_l = "
-                f"{get(f'rank_K_layer{l}'):g})",
-                get(f"rays2d_layer{l}"),
-                cfg.max_rays,
-            )
+        for l in LAYERS
+    ),
+    *(  # in full dimension: asserted at the last hidden layer, reported below it
+        ClaimSpec(
+            f"rays-full-layer{l}",
+            "layer {layer}: rays of the alive neurons in full dimension (cosine > "
+            "{cfg.ray_cosine:g})",
+            Reads((f"rays_layer{l}",), BASE.max_rays) if l == TOP else None,
+            layer_value("rays", l, bounded=l == TOP),
         )
-    for l in layers:
-        stmt = (
-            f"layer {l}: rays of the alive neurons in full dimension (cosine > {cfg.ray_cosine:g})"
-        )
-        if l == top:
-            out.append(at_most(f"rays-full-layer{l}", SOURCE, stmt, get(f"rays_layer{l}"), 6))
-        else:
-            out.append(reported(f"rays-full-layer{l}", SOURCE, stmt, get(f"rays_layer{l}")))
-    out.append(
-        in_range(
-            "cluster",
-            SOURCE,
-            f"layer {top}: 2-D nearest-centroid accuracy of the data points by digit (layer 1: "
-            f"{get('centroid_accuracy_layer1'):.3g})",
-            get(f"centroid_accuracy_layer{top}"),
+        for l in LAYERS
+    ),
+    ClaimSpec(
+        "cluster",
+        "layer {layer}: 2-D nearest-centroid accuracy of the data points by digit (layer 1: "
+        "{acc1:.3g})",
+        Reads((f"centroid_accuracy_layer{TOP}",), 0.1),  # 1/4: one point of 42
+        lambda cfg, pts: in_range(
+            at_layer(pts, "centroid_accuracy", TOP),
             1.0,
             1.0,
-        )
-    )
-    return out
+            layer=TOP,
+            acc1=at_layer(pts, "centroid_accuracy", 1),
+        ),
+    ),
+]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -280,25 +315,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="l2/attraction-repulsion",
-    source=SOURCE,
+    source="004 Fig 1",
     title="Attraction and repulsion balance at a minimum; points cluster, neurons on few rays",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={},
     measure=measure,
-    claims=claims,
-    figures=("l2_forces",),
+    claims=CLAIMS,
+    figures=("_l2:l2_forces",),
     doc=__doc__ or "",
-    # What each claim reads, with its tolerance window (value stability: 1/4 of it).
-    reads={
-        # cosine in [-1, -0.95]; the guard's ratio read with the same window
-        "balance-layer*": Reads(
-            ("cosT_layer1", "cosT_layer2", "projA_layer1", "projA_layer2"), 0.05
-        ),
-        "rays-layer*": Reads(("rays2d_layer1", "rays2d_layer2"), 6.0),  # counts 0..6
-        "rays-full-layer2": Reads(("rays_layer2",), 6.0),
-        "cluster": Reads(("centroid_accuracy_layer2",), 0.1),  # 1/4: one point of 42
-    },
 )

@@ -22,26 +22,27 @@ import torch
 
 from bottlenecklab import measure as M
 from bottlenecklab import theory
-from bottlenecklab.experiments._claims import (
+from bottlenecklab.experiments._checks import (
     at_least,
     at_most,
     in_range,
+    listed,
     non_decreasing,
-    unmeasured,
 )
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
     Gate,
     Measurement,
-    PointResult,
+    Outcome,
+    Points,
     Reads,
+    Ungated,
 )
+from bottlenecklab.experiments.l2._common import best_rows, width_rows
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BipartiteTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "004 Prop 13-14"
 
 
 @dataclass(frozen=True)
@@ -115,84 +116,111 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars)
 
 
-IDS = ("remark23", "wide-optimum", "width-N", "non-increasing", "plateau", "pairs")
+KEY = "loss_over_lam"
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The spec table's claims, judged on the best restart per width."""
-    N, lam = cfg.task.N, cfg.train.lam
-    done = [r for r in results if r.status == "done"]
-    if len(done) < len(results) or not done:
-        why = f"{len(results) - len(done)} of {len(results)} trainings diverged"
-        return [unmeasured(i, SOURCE, "see spec", "see spec", why) for i in IDS]
-    rows = [{"width": r.point.get("model.width", r.scalars["width"]), **r.scalars} for r in done]
-    widths, best = M.best_per_width(rows, "loss_over_lam")
-    best_rows = {}
-    for r in rows:
-        w = float(r["width"])
-        if w not in best_rows or r["loss_over_lam"] < best_rows[w]["loss_over_lam"]:
-            best_rows[w] = r
-    top = best_rows[widths[-1]]
-    wide, wide_norm = theory.bipartite_wide_optimum(N, lam)
-    at_n = best_rows.get(float(N), {}).get("loss_over_lam", math.nan)
-    start = M.plateau_start(widths, best, cfg.plateau_tol)
-    s0 = done[0].scalars
-    fit_ok = max(s0["remark23_fit_error"], abs(s0["remark23_norm"] - (N * N + N)))
-    width_n = in_range(
+def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[str, float]]]:
+    """`(widths, best loss / lam, best restart's row)` per width, widths increasing."""
+    rows = width_rows(pts)
+    widths, best = M.best_per_width(rows, KEY)
+    return widths, best, best_rows(rows, KEY)
+
+
+def remark23(cfg: Config, pts: Points) -> Outcome:
+    """Remark 23's net: its fit error and `|norm - (N^2 + N)|`, the larger of the two."""
+    s, N = pts[0].scalars, cfg.task.N
+    err = max(s["remark23_fit_error"], abs(s["remark23_norm"] - (N * N + N)))
+    return at_most(err, cfg.remark23_tol, n2n=N * N + N)
+
+
+def wide_optimum(cfg: Config, pts: Points) -> Outcome:
+    """`|best loss / lam - (N^2 - lam N (N - 1))|` at the largest width (Prop 13, derived)."""
+    widths, _, rows = best_loss(pts)
+    top = rows[widths[-1]]
+    wide, norm = theory.bipartite_wide_optimum(cfg.task.N, cfg.train.lam)
+    facts = {"top": widths[-1], "wide": wide, "norm": top["norm_sq"], "wide_norm": norm}
+    return at_most(abs(top[KEY] - wide), cfg.wide_tol, **facts)
+
+
+def width_n(cfg: Config, pts: Points) -> Outcome:
+    """The best loss / lam at width `N` lies in `(N^2, N^2 + N]` (Remark 23: not optimal)."""
+    N = cfg.task.N
+    at_n = best_loss(pts)[2].get(float(N), {}).get(KEY, math.nan)
+    return in_range(at_n, N * N + 1e-9, N * N + N)
+
+
+def non_increasing(cfg: Config, pts: Points) -> Outcome:
+    """The best loss / lam, widest first, non-decreasing within `trend_tol` relative."""
+    widths, best, _ = best_loss(pts)
+    return non_decreasing(
+        list(reversed(best)), cfg.trend_tol * min(best), widths=listed(widths, "g")
+    )
+
+
+def plateau(cfg: Config, pts: Points) -> Outcome:
+    """The plateau starts between `N^2/4` and `N^2/2` (Prop 14)."""
+    N = cfg.task.N
+    return in_range(M.plateau_start(*best_loss(pts)[:2], cfg.plateau_tol), N * N / 4, N * N / 2)
+
+
+def pairs(cfg: Config, pts: Points) -> Outcome:
+    """At the largest width the merged directions cover the `N^2/4` cross pairs."""
+    widths, _, rows = best_loss(pts)
+    top = rows[widths[-1]]
+    facts = {"top": widths[-1], "neurons": top["neurons"], "rank": top["rank_K1"]}
+    return at_least(top["pairs_covered"], cfg.task.N**2 / 4, **facts)
+
+
+# Every width and restart is read (the best of restarts moves no more than the
+# most-moving restart), with the claim's tolerance window (value stability: 1/4 of it).
+BASE = Config()
+CLAIMS = [
+    ClaimSpec(
+        "remark23",
+        "W_1 = sqrt(N/2) I, W_2 = sqrt(2/N) B_N fits B_N with ||theta||^2 = N^2 + N = "
+        "{n2n}: largest error of fit and norm",
+        Ungated("a closed-form construction checked at fixed weights (no training)"),
+        remark23,
+        source="004 Remark 23",
+    ),
+    ClaimSpec(
+        "wide-optimum",
+        "at width {top:g} |best loss / lam - (N^2 - lam N (N-1))| ({wide:.4f}; "
+        "||theta||^2 = {norm:.4f} vs {wide_norm:.4f})",
+        Reads((KEY,), window=2 * BASE.wide_tol),  # target +- wide_tol
+        wide_optimum,
+        source="004 Prop 13 (derived)",
+    ),
+    ClaimSpec(
         "width-N",
-        "004 Remark 23",
-        f"at width N = {N} the best loss / lam lies in (N^2, N^2 + N] (not optimal)",
-        at_n,
-        N * N + 1e-9,
-        N * N + N,
-    )
-    trend = non_decreasing(
-        "non-increasing",
-        "004 Prop 6",
-        f"best loss / lam is non-increasing in width ({', '.join(f'{w:g}' for w in widths)}); "
-        "listed from the widest down",
-        list(reversed(best)),
-        tol=cfg.trend_tol * min(best),
-    )
-    out = [
-        at_most(
-            "remark23",
-            "004 Remark 23",
-            f"W_1 = sqrt(N/2) I, W_2 = sqrt(2/N) B_N fits B_N with ||theta||^2 = N^2 + N = "
-            f"{N * N + N}: largest error of fit and norm",
-            fit_ok,
-            cfg.remark23_tol,
-        ),
-        at_most(
-            "wide-optimum",
-            "004 Prop 13 (derived)",
-            f"at width {widths[-1]:g} |best loss / lam - (N^2 - lam N (N-1))| "
-            f"({wide:.4f}; ||theta||^2 = {top['norm_sq']:.4f} vs {wide_norm:.4f})",
-            abs(top["loss_over_lam"] - wide),
-            cfg.wide_tol,
-        ),
+        "at width N = {cfg.task.N} the best loss / lam lies in (N^2, N^2 + N] (not optimal)",
+        Reads((KEY,), window=float(BASE.task.N)),  # the window (N^2, N^2 + N]
         width_n,
-        trend,
-        in_range(
-            "plateau",
-            "004 Prop 14",
-            f"plateau start (first width with best <= (1 + {cfg.plateau_tol:g}) min)",
-            start,
-            N * N / 4,
-            N * N / 2,
-        ),
-        at_least(
-            "pairs",
-            "004 Prop 13",
-            f"at width {widths[-1]:g} the merged incoming directions (cosine > "
-            f"{cfg.pair_cos:g}) cover the cross pairs ({top['neurons']:g} merged "
-            f"neurons, Rank K_1 = {top['rank_K1']:g})",
-            top["pairs_covered"],
-            N * N / 4,
-        ),
-    ]
-    return out
-
+        source="004 Remark 23",
+    ),
+    ClaimSpec(
+        "non-increasing",
+        "best loss / lam is non-increasing in width ({widths}); listed from the widest down",
+        Reads((KEY,), window=BASE.trend_tol, relative=True),
+        non_increasing,
+        source="004 Prop 6",
+    ),
+    ClaimSpec(
+        "plateau",
+        "plateau start (first width with best <= (1 + {cfg.plateau_tol:g}) min)",
+        Reads((KEY,), window=BASE.plateau_tol, relative=True),
+        plateau,
+        source="004 Prop 14",
+    ),
+    ClaimSpec(
+        "pairs",
+        "at width {top:g} the merged incoming directions (cosine > {cfg.pair_cos:g}) cover "
+        "the cross pairs ({neurons:g} merged neurons, Rank K_1 = {rank:g})",
+        Reads(("pairs_covered",), window=BASE.task.N**2 / 16),  # 1/4: one pair of N^2/4
+        pairs,
+        source="004 Prop 13",
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: N = 4, two widths, one seed, few L-BFGS steps (restarted, as in quick).
@@ -215,25 +243,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="l2/bipartite-sparsity",
-    source=SOURCE,
+    source="004 Prop 13-14",
     title="Bipartite task: N^2/4 neurons at the optimum, width N fits but is not optimal",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds"},
     measure=measure,
-    claims=claims,
-    figures=("l2_width_plateau",),
+    claims=CLAIMS,
+    figures=("_l2:l2_width_plateau",),
     doc=__doc__ or "",
-    # What each claim reads (every width and restart: the best of restarts moves no more
-    # than the most-moving restart), with its tolerance window (value stability: 1/4).
-    reads={
-        "wide-optimum": Reads(("loss_over_lam",), window=2e-3),  # target +- 1e-3
-        "width-N": Reads(("loss_over_lam",), window=8.0),  # (N^2, N^2 + N], N = 8
-        "non-increasing": Reads(("loss_over_lam",), window=1e-4, relative=True),
-        "plateau": Reads(("loss_over_lam",), window=1e-4, relative=True),
-        "pairs": Reads(("pairs_covered",), window=4.0),  # 1/4: one pair of 16
-    },
-    ungated={"remark23": "a closed-form construction checked at fixed weights (no training)"},
 )

@@ -19,13 +19,18 @@ from typing import Any
 import torch
 
 from bottlenecklab import measure as M
-from bottlenecklab.experiments._claims import at_most, unmeasured
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._checks import at_most, outcome, unmeasured
+from bottlenecklab.experiments._spec import (
+    ClaimSpec,
+    Experiment,
+    Measurement,
+    Outcome,
+    Points,
+    Ungated,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import SineTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "004 Prop 15"
 
 
 @dataclass(frozen=True)
@@ -93,56 +98,59 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, tables={"curve": curve, "kinks": kinks})
 
 
-def _smaller_same_outputs(cfg: Config, s: dict[str, float]) -> Claim:
+def at_most_4n(cfg: Config, pts: Points) -> Outcome:
+    """Neurons left after pruning, at most `2 (2N - 1) <= 4N`."""
+    s = pts.last.scalars
+    N = int(s.get("n_train", cfg.task.n_train))
+    alive = s.get("alive_before", math.nan)
+    return at_most(s.get("neurons_after", math.nan), 4 * N, alive=alive, N=N)
+
+
+def smaller_same_outputs(cfg: Config, pts: Points) -> Outcome:
     """Prop 15's step (App D.2): a width `n_1 > 4N` net is replaced by one with strictly
     fewer neurons, the same training outputs (`output_tol`) and `||theta||^2` not larger.
     One claim: the output and norm conditions alone hold for a pruning that removes
     nothing (lab notes, vacuity audit W1). Not measured when `n_1 <= 4N` (no premise)."""
+    s = pts.last.scalars
     N = int(s.get("n_train", cfg.task.n_train))
     n1, after = s.get("neurons_before", math.nan), s.get("neurons_after", math.nan)
     change = s.get("output_change", math.nan)
-    dnorm = s.get("norm_after", math.nan) - s.get("norm_before", math.nan)
+    before = s.get("norm_before", math.nan)
+    dnorm = s.get("norm_after", math.nan) - before
     expected = (
         f"fewer than n_1 neurons, output change <= {cfg.output_tol:g}, ||theta||^2 change <= 0"
     )
-    statement = (
-        f"pruning the width-{n1:g} net (n_1 > 4N = {4 * N}): neurons after, largest change "
-        "of the training outputs, ||theta||^2 after minus before "
-        f"(before {s.get('norm_before', math.nan):.4g})"
-    )
+    facts = {"n1": n1, "four_n": 4 * N, "before": before}
     if not n1 > 4 * N:
         why = f"n_1 = {n1:g} <= 4N = {4 * N}: Prop 15 removes neurons only above 4N"
-        return unmeasured("smaller-same-outputs", SOURCE, statement, expected, why)
+        return unmeasured(why, expected, **facts)
     ok = all(math.isfinite(v) for v in (after, change, dnorm))
     ok = ok and after < n1 and change <= cfg.output_tol and dnorm <= 0.0
     measured = f"{after:g} of {n1:g} neurons, output change {change:.3g}, norm change {dnorm:.4g}"
-    return Claim("smaller-same-outputs", SOURCE, statement, expected, measured, ok)
+    return outcome(expected, measured, ok, **facts)
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The spec table's claims: at most `4N` neurons; fewer neurons with the same outputs
-    and a norm not larger (one claim)."""
-    r = results[0]
-    if r.status != "done":
-        why = f"training diverged: {r.message}"
-        return [
-            unmeasured(i, SOURCE, "see spec", "see spec", why)
-            for i in ("at-most-4N", "smaller-same-outputs")
-        ]
-    s = r.scalars
-    N = int(s.get("n_train", cfg.task.n_train))
-    return [
-        at_most(
-            "at-most-4N",
-            SOURCE,
-            f"neurons left after pruning (of {s.get('alive_before', math.nan):g} alive; "
-            f"N = {N}, bound 2(2N - 1) <= 4N)",
-            s.get("neurons_after", math.nan),
-            4 * N,
+# The pruning is a construction on any weights (Prop 15's proof): its claims hold for an
+# untrained net too, so no convergence certificate applies.
+CLAIMS = [
+    ClaimSpec(
+        "at-most-4N",
+        "neurons left after pruning (of {alive:g} alive; N = {N}, bound 2(2N - 1) <= 4N)",
+        Ungated("at most 2(2N - 1) active sets of a 1-D ReLU layer, for any weights"),
+        at_most_4n,
+    ),
+    ClaimSpec(
+        "smaller-same-outputs",
+        "pruning the width-{n1:g} net (n_1 > 4N = {four_n}): neurons after, largest change "
+        "of the training outputs, ||theta||^2 after minus before (before {before:.4g})",
+        Ungated(
+            "dropping inactive neurons and merging same-sign neurons with the same active "
+            "set keeps the outputs on the training points and never raises ||theta||^2, for "
+            "any weights"
         ),
-        _smaller_same_outputs(cfg, s),
-    ]
-
+        smaller_same_outputs,
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: a narrow net, short Adam (the construction's claims hold for any weights).
@@ -157,23 +165,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="l2/one-dim-pruning",
-    source=SOURCE,
+    source="004 Prop 15",
     title="Prop 15: a 1-D shallow ReLU net prunes to <= 4N neurons, same outputs, smaller norm",
     config=Config(),
     presets=PRESETS,
     grid={},
     measure=measure,
-    claims=claims,
-    figures=("l2_one_dim_pruning",),
+    claims=CLAIMS,
+    figures=("_l2:l2_one_dim_pruning",),
     doc=__doc__ or "",
-    # The pruning is a construction on any weights (Prop 15's proof): its three claims
-    # hold for an untrained net too, so no convergence certificate applies.
-    ungated={
-        "at-most-4N": "at most 2(2N - 1) active sets of a 1-D ReLU layer, for any weights",
-        "smaller-same-outputs": "dropping inactive neurons and merging same-sign neurons "
-        "with the same active set keeps the outputs on the training points and never raises "
-        "||theta||^2, for any weights",
-    },
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,21 +23,21 @@ import torch
 
 from bottlenecklab import measure as M
 from bottlenecklab.config import ConfigError
-from bottlenecklab.experiments._claims import at_most
+from bottlenecklab.experiments._checks import at_most
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
     Gate,
     Measurement,
-    PointResult,
+    Outcome,
+    Points,
     Reads,
+    Ungated,
 )
 from bottlenecklab.experiments.l2._common import worst
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset, GaussianTask, OrthogonalTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "004 Prop 1, 3"
 
 Kind = Literal["random", "trained", "decay", "linear"]
 # The (beta, leaky slope) of the random, trained and decaying nets.
@@ -223,74 +224,70 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, tables={"forms": rows})
 
 
-def _worst(results: list[PointResult], kind: Kind, key: str) -> float:
-    """The worst `key` over the finished points of `kind` (`nan` when there is none)."""
-    return worst(
-        [
-            r.scalars.get(key, math.nan)
-            for r in results
-            if r.status == "done" and NETS[r.point["net"]][0] == kind
-        ]
-    )
+def worst_of(kind: Kind, key: str, tol: str) -> Callable[[Config, Points], Outcome]:
+    """A check: the worst `key` over the points of `kind` (`nan` when there is none) at
+    most the config's tolerance `tol`."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        values = [p.scalars.get(key, math.nan) for p in pts if NETS[p.point["net"]][0] == kind]
+        return at_most(worst(values), getattr(cfg, tol))
+
+    return check
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The spec table's four claims (the identities split in two each)."""
-    decay = cfg.decay.phases[0].steps
-    return [
-        at_most(
-            "split-random",
-            SOURCE,
-            "L = L^r + lam sum ||W~_l||^2 on random nets (W~ != 0): largest relative error",
-            _worst(results, "random", "split_error"),
-            cfg.split_tol_random,
-        ),
-        at_most(
-            "cov-random",
-            SOURCE,
-            "L^r = L^k on random nets: largest relative error",
-            _worst(results, "random", "cov_error"),
-            cfg.split_tol_random,
-        ),
-        at_most(
-            "split-trained",
-            SOURCE,
-            "L = L^r + lam sum ||W~_l||^2 on trained nets: largest relative error",
-            _worst(results, "trained", "split_error"),
-            cfg.split_tol_trained,
-        ),
-        at_most(
-            "cov-trained",
-            SOURCE,
-            "L^r = L^k on trained nets: largest relative error",
-            _worst(results, "trained", "cov_error"),
-            cfg.split_tol_trained,
-        ),
-        at_most(
-            "projector-step",
-            "004 App B (derived)",
-            "one GD step: W_{t+1} P_perp_t = (1 - 2 lr lam) W_t P_perp_t, largest "
-            "relative residual",
-            _worst(results, "random", "step_residual"),
-            cfg.step_tol,
-        ),
-        at_most(
-            "null-decay",
-            "004 App B (derived)",
-            f"||W~_1|| over {decay} GD steps from the init follows (1 - 2 lr lam)^t: "
-            "largest |ratio / (1 - 2 lr lam)^t - 1|",
-            _worst(results, "decay", "decay_error"),
-            cfg.decay_tol,
-        ),
-        at_most(
-            "linear-kernels",
-            "004 §3.1",
-            "deep linear net at a minimizer: K_l = X M^{l/L} X^T, largest relative error over l",
-            _worst(results, "linear", "linear_error"),
-            cfg.linear_tol,
-        ),
-    ]
-
+ANY_WEIGHTS = Ungated(
+    "L = L^r + lam sum ||W~||^2 holds for any weights (App B: W = W P + W P_perp)"
+)
+ANY_REPRESENTATIONS = Ungated("||Zs^+ Z||_F^2 = Tr[K (K^s)^+] holds for any representations")
+CLAIMS = [
+    ClaimSpec(
+        "split-random",
+        "L = L^r + lam sum ||W~_l||^2 on random nets (W~ != 0): largest relative error",
+        ANY_WEIGHTS,
+        worst_of("random", "split_error", "split_tol_random"),
+    ),
+    ClaimSpec(
+        "cov-random",
+        "L^r = L^k on random nets: largest relative error",
+        ANY_REPRESENTATIONS,
+        worst_of("random", "cov_error", "split_tol_random"),
+    ),
+    ClaimSpec(
+        "split-trained",
+        "L = L^r + lam sum ||W~_l||^2 on trained nets: largest relative error",
+        ANY_WEIGHTS,
+        worst_of("trained", "split_error", "split_tol_trained"),
+    ),
+    ClaimSpec(
+        "cov-trained",
+        "L^r = L^k on trained nets: largest relative error",
+        ANY_REPRESENTATIONS,
+        worst_of("trained", "cov_error", "split_tol_trained"),
+    ),
+    ClaimSpec(
+        "projector-step",
+        "one GD step: W_{{t+1}} P_perp_t = (1 - 2 lr lam) W_t P_perp_t, largest relative residual",
+        Ungated("one GD step's action on W P_perp is exact at any weights"),
+        worst_of("random", "step_residual", "step_tol"),
+        source="004 App B (derived)",
+    ),
+    ClaimSpec(
+        "null-decay",
+        "||W~_1|| over {cfg.decay.phases[0].steps} GD steps from the init follows "
+        "(1 - 2 lr lam)^t: largest |ratio / (1 - 2 lr lam)^t - 1|",
+        Ungated("a claim on the GD dynamics from any start (P_perp_1 fixed by X)"),
+        worst_of("decay", "decay_error", "decay_tol"),
+        source="004 App B (derived)",
+    ),
+    ClaimSpec(
+        "linear-kernels",
+        "deep linear net at a minimizer: K_l = X M^{{l/L}} X^T, largest relative error over l",
+        # a property of the minimizer, certified
+        Reads(("linear_error",), window=Config.linear_tol, where={"net": "linear"}),
+        worst_of("linear", "linear_error", "linear_tol"),
+        source="004 §3.1",
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: one random net per arch, short training (the trained identities still hold:
@@ -314,29 +311,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"n_random": 50},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="l2/reformulation",
-    source=SOURCE,
+    source="004 Prop 1, 3",
     title="L = L^r + null part, L^r = L^k; GD shrinks the null part; linear-net kernels",
     config=Config(),
     presets=PRESETS,
     grid={"net": "nets"},
     measure=measure,
-    claims=claims,
-    figures=("l2_reformulation",),
+    claims=CLAIMS,
+    figures=("_l2:l2_reformulation",),
     doc=__doc__ or "",
-    # the linear net's kernels: a property of the minimizer, certified
-    reads={
-        "linear-kernels": Reads(
-            ("linear_error",), window=Config.linear_tol, where={"net": "linear"}
-        )
-    },
-    # Identities that hold at any parameters (checked: the proofs use no optimality), so
-    # no certificate applies.
-    ungated={
-        "split-*": "L = L^r + lam sum ||W~||^2 holds for any weights (App B: W = W P + W P_perp)",
-        "cov-*": "||Zs^+ Z||_F^2 = Tr[K (K^s)^+] holds for any representations",
-        "projector-step": "one GD step's action on W P_perp is exact at any weights",
-        "null-decay": "a claim on the GD dynamics from any start (P_perp_1 fixed by X)",
-    },
 )

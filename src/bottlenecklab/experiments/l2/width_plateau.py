@@ -18,15 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
+from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.experiments.l2._plateau import (
-    PLATEAU_READS,
-    PLATEAU_UNGATED,
-    SMOOTHED_STAGES,
-    plateau_claims,
+    CLAIMS,
+    QUICK,
+    SMOKE,
+    PlateauConfig,
+    per_lam,
+    plateau_gates,
     plateau_measure,
+    quick_phases,
 )
-from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import ReluTeacherTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
@@ -34,20 +36,13 @@ SOURCE = "004 Fig 2 right"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(PlateauConfig):
     """004 Fig 2 right: `N = 1000`, `lam = 1e-6`, 3 trials (no schedule given).
 
-    Args:
-        widths, seeds: the grid; trend_tol: allowed relative rise of the best loss between
-        widths; plateau_tol, plateau_range: the plateau's tolerance and accepted start.
-        certify: the convergence certificate (spec `convergence.md`): stationarity <= 0.2
-            of the regularization force, as for the other kinked optima we certify; the
-            kink band `tau = 1e-4` holds the softplus band of the last smoothed stage
-            (`|z| < 4.6 / beta`); the earlier state is the start of the last phase.
+    Args: as `PlateauConfig`, plus widths: the grid's widths.
     """
 
     task: ReluTeacherTask = ReluTeacherTask(n_train=1000)
-    model: FCNNConfig = FCNNConfig(depth=3, width=10)
     train: TrainConfig = TrainConfig(
         lam=1e-6,
         phases=(
@@ -57,55 +52,31 @@ class Config:
         log_every=500,
     )
     widths: tuple[int, ...] = (2, 4, 6, 8, 10, 12, 16, 24, 32, 48, 64)
-    seeds: tuple[int, ...] = (0, 1, 2)
-    trend_tol: float = 0.02
-    plateau_tol: float = 0.1
-    plateau_range: tuple[float, float] = (5.0, 20.0)
-    certify: Gate = Gate(threshold=0.2, tau=1e-4, earlier=0.0)
-    seed: int = 0
-
-
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Non-increasing best loss and the plateau start (`_plateau.plateau_claims`)."""
-    return plateau_claims(cfg, results, SOURCE)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # Seconds: few samples, two widths, one seed, short Adam.
-    "smoke": {
-        "task.n_train": 50,
-        "task.n_test": 50,
-        "widths": (2, 4),
-        "seeds": (0,),
-        "train.phases": ({"optimizer": "adam", "steps": 50, "lr": 1e-3},),
-        "train.log_every": 25,
-    },
+    "smoke": {**SMOKE, "task.n_train": 50, "task.n_test": 50},  # seconds: few samples
     # The spec's sizes (N = 500, lam = 1e-4, widths 2-32, 3 seeds), float64.
     "quick": {
+        **QUICK,
         "task.n_train": 500,
         "train.lam": 1e-4,
         # He init at scale 0.5: at full scale widths 24-32 fit the train set, not the teacher
         "model.init_scale": 0.5,
         "widths": (2, 4, 6, 8, 10, 12, 16, 24, 32),
-        "train.dtype": "float64",
         # Adam 1k, then 5 restarted L-BFGS runs of 200 (one long run stalls; Adam 3k +
         # GD 2k ended far above), then the smoothed continuation, which walks past the
-        # kinks where L-BFGS and exact Newton stop, ending, as the digits preset, with
-        # five exact restarted L-BFGS runs of 200 (spec l2-sparsity.md, fourth review) and
-        # an exact L-BFGS phase of 100.
-        "train.phases": ({"optimizer": "adam", "steps": 1000, "lr": 1e-3},)
-        + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5
-        + SMOOTHED_STAGES
-        + ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5
-        + ({"optimizer": "lbfgs", "steps": 100, "lr": 1.0},),
-        # a logged row where the last phase starts (value stability's earlier state)
-        "train.log_every": 100,
+        # kinks where L-BFGS and exact Newton stop, and the exact end (as the digits).
+        "train.phases": quick_phases(
+            {"optimizer": "adam", "steps": 1000, "lr": 1e-3},
+            *({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5,
+        ),
     },
     # 004's sizes: N = 1000, lam = 1e-6, 3 trials.
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="l2/width-plateau",
     source=SOURCE,
     title="Minimal L2 loss is non-increasing in width and plateaus (teacher, ~10)",
@@ -113,9 +84,8 @@ EXPERIMENT = Experiment(
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds"},
     measure=plateau_measure,
-    claims=claims,
-    figures=("l2_width_plateau",),
+    claims=per_lam(CLAIMS, SOURCE),
+    figures=("_l2:l2_width_plateau",),
     doc=__doc__ or "",
-    reads=PLATEAU_READS,
-    ungated=PLATEAU_UNGATED,
+    **plateau_gates(CLAIMS),
 )

@@ -17,15 +17,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bottlenecklab.experiments._spec import Claim, Experiment, Gate, PointResult
+from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.experiments.l2._plateau import (
-    PLATEAU_UNGATED,
-    SMOOTHED_STAGES,
-    plateau_claims,
+    CLAIMS,
+    QUICK,
+    SMOKE,
+    PlateauConfig,
+    per_lam,
+    plateau_gates,
     plateau_measure,
-    plateau_reads_per_lam,
+    quick_phases,
 )
-from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import DigitsTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
@@ -33,14 +35,13 @@ SOURCE = "004 Fig 2 left"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(PlateauConfig):
     """004 Fig 2 left: MNIST, `N = 1000` (100 per class), no `lam` given (the spec's two).
 
-    Args: as `width_plateau.Config`, plus lams: the `train.lam` of the grid.
+    Args: as `PlateauConfig`, plus widths, lams: the grid's widths and `train.lam`s.
     """
 
     task: DigitsTask = DigitsTask(classes=(), per_class=100)
-    model: FCNNConfig = FCNNConfig(depth=3, width=10)
     train: TrainConfig = TrainConfig(
         lam=1e-3,
         cost="cross_entropy",
@@ -51,52 +52,27 @@ class Config:
         log_every=500,
     )
     widths: tuple[int, ...] = (2, 4, 6, 8, 10, 12, 16, 24, 32, 48)
-    seeds: tuple[int, ...] = (0, 1, 2)
     lams: tuple[float, ...] = (1e-3, 1e-4)
-    trend_tol: float = 0.02
-    plateau_tol: float = 0.1
-    plateau_range: tuple[float, float] = (5.0, 20.0)
-    certify: Gate = Gate(threshold=0.2, tau=1e-4, earlier=0.0)  # as width-plateau
-    seed: int = 0
-
-
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Per `lam`: non-increasing best loss and the plateau start."""
-    return plateau_claims(cfg, results, SOURCE)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # Seconds: 5 per class, two widths, one seed and lam, short Adam.
-    "smoke": {
-        "task.per_class": 5,
-        "widths": (2, 4),
-        "seeds": (0,),
-        "lams": (1e-3,),
-        "train.phases": ({"optimizer": "adam", "steps": 50, "lr": 1e-3},),
-        "train.log_every": 25,
-    },
+    "smoke": {**SMOKE, "task.per_class": 5, "lams": (1e-3,)},  # seconds: 5 per class, one lam
     # The spec's sizes: 50 per class, 2 seeds, Adam 3k + GD 2k; then (float64) the
     # smoothed continuation of `l2/width-plateau` to a certified kinked optimum.
     "quick": {
+        **QUICK,
         "task.per_class": 50,
         "seeds": (0, 1),
-        "train.dtype": "float64",
-        "train.phases": (
+        "train.phases": quick_phases(
             {"optimizer": "adam", "steps": 3000, "lr": 1e-3},
             {"optimizer": "sgd", "steps": 2000, "lr": 0.05, "backtrack": True},
-            *SMOOTHED_STAGES,
-            # exact, restarted: a wide net can still drift toward the regularized optimum
-            *({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5,
-            {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},
         ),
-        # a logged row where the last phase starts (value stability's earlier state)
-        "train.log_every": 100,
     },
     # 004's sizes on the digits (MNIST needs its IDX files): 100 per class, 3 seeds.
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="l2/width-plateau-digits",
     source=SOURCE,
     title="Minimal L2 loss vs width on digits: plateau around the number of classes",
@@ -104,9 +80,8 @@ EXPERIMENT = Experiment(
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds", "train.lam": "lams"},
     measure=plateau_measure,
-    claims=claims,
-    figures=("l2_width_plateau",),
+    claims=per_lam(CLAIMS, SOURCE),  # each lam's claims on its points
+    figures=("_l2:l2_width_plateau",),
     doc=__doc__ or "",
-    reads=plateau_reads_per_lam(Config().lams),  # each lam's claims read its points
-    ungated=PLATEAU_UNGATED,
+    **plateau_gates(CLAIMS),
 )
