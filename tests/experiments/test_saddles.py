@@ -257,7 +257,7 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
 
 
 def test_adjacent_z_is_the_two_proportion_z():
-    from bottlenecklab.experiments.saddle.circle_escape import adjacent_z
+    from bottlenecklab.measure import adjacent_z
 
     n = 128
     (z,) = adjacent_z([0.5, 0.6], n)
