@@ -116,7 +116,7 @@ def _with(point: PointResult, **scalars) -> PointResult:
 
 def test_linear_closed_form_claims_pass_on_the_smoke_run(linear_good) -> None:
     exp, cfg, point = linear_good
-    got = {c.id: c.passed for c in exp.claims(cfg, [point])}
+    got = {c.id: c.passed for c in exp.evaluate(cfg, [point])}
     for cid in ("remainder-slope", "remainder-constant", "optimal-factorization", "prop12"):
         assert got[cid], cid
     assert got["example20"] and got["example20-excess"]
@@ -138,7 +138,7 @@ def test_linear_closed_form_claims_pass_on_the_smoke_run(linear_good) -> None:
 )
 def test_linear_claims_fail_on_wrong_results(linear_good, scalars, failing) -> None:
     exp, cfg, point = linear_good
-    got = {c.id: c.passed for c in exp.claims(cfg, [_with(point, **scalars)])}
+    got = {c.id: c.passed for c in exp.evaluate(cfg, [_with(point, **scalars)])}
     assert got[failing] is False
 
 

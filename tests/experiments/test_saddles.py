@@ -14,8 +14,9 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
-from bottlenecklab.experiments.saddle.mnist_plateaus import curve as mnist_curve
-from bottlenecklab.experiments.saddle.mnist_plateaus import judged, summary
+from bottlenecklab.experiments.saddle import mnist_plateaus
+from bottlenecklab.experiments.saddle._common import curve as mnist_curve
+from bottlenecklab.experiments.saddle.mnist_plateaus import summary
 from bottlenecklab.measure import loss_drops
 from bottlenecklab.tasks import MNIST_FILES
 
@@ -141,10 +142,10 @@ def test_circle_claims_fail(claim, change):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    assert all(c.passed for c in exp.claims(cfg, [good]))
-    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert all(c.passed for c in exp.evaluate(cfg, [good]))
+    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, **change)])}
     assert not bad[claim].passed
-    assert not any(c.passed for c in exp.claims(cfg, [_result({})]) if c.asserted)
+    assert not any(c.passed for c in exp.evaluate(cfg, [_result({})]) if c.asserted)
 
 
 def test_rank2_first_layer_reads_the_restarts_at_one_half():
@@ -154,7 +155,7 @@ def test_rank2_first_layer_reads_the_restarts_at_one_half():
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    claim = lambda r: {c.id: c for c in exp.claims(cfg, [r])}["rank2-first-layer"]  # noqa: E731
+    claim = lambda r: {c.id: c for c in exp.evaluate(cfg, [r])}["rank2-first-layer"]  # noqa: E731
     assert claim(good).passed and claim(good).measured == 1.0
     one_rank1 = {"width": 64, "restart": 2, "speed": 0.5 - 0.5e-3, "ratio_W1": 0.2}
     bad = _with_restarts(good, *good.tables["restarts"], one_rank1)
@@ -177,7 +178,7 @@ def test_rank2_first_layer_is_not_measured_on_random_directions():
     result = _result(m.scalars, m.tables)
     assert result.scalars["ratio_W1_best"] >= cfg.rank2_min  # the former, vacuous criterion
     assert result.scalars["best_w64"] < 0.5 - cfg.optimum_tol
-    claim = {c.id: c for c in exp.claims(cfg, [result])}["rank2-first-layer"]
+    claim = {c.id: c for c in exp.evaluate(cfg, [result])}["rank2-first-layer"]
     assert claim.state == "not-measured" and not claim.passed
 
 
@@ -198,7 +199,7 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
     changed = {f"fraction_w{w}": f for w, f in zip(cfg.widths, fractions)}
-    claims = {c.id: c for c in exp.claims(cfg, [_with(good, **changed)])}
+    claims = {c.id: c for c in exp.evaluate(cfg, [_with(good, **changed)])}
     assert claims["fraction-rises"].passed is passes
     assert not claims["fraction-adjacent-z"].asserted
 
@@ -219,7 +220,7 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
 def test_fraction_at_largest_width_is_a_lower_bound_above_half(fraction, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in exp.claims(cfg, [_with(_circle_good(cfg), fraction_w64=fraction)])}
+    claims = {c.id: c for c in exp.evaluate(cfg, [_with(_circle_good(cfg), fraction_w64=fraction)])}
     c = claims["fraction-at-largest-width"]
     assert c.asserted and c.passed is passes
     estimate = claims["fraction-estimate"]
@@ -247,7 +248,7 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
     passing = [
         k
         for k in range(n + 1)
-        if {c.id: c for c in exp.claims(cfg, [_with(good, fraction_w64=k / n)])}[
+        if {c.id: c for c in exp.evaluate(cfg, [_with(good, fraction_w64=k / n)])}[
             "fraction-at-largest-width"
         ].passed
     ]
@@ -257,7 +258,7 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
 
 
 def test_adjacent_z_is_the_two_proportion_z():
-    from bottlenecklab.experiments.saddle.circle_escape import adjacent_z
+    from bottlenecklab.measure import adjacent_z
 
     n = 128
     (z,) = adjacent_z([0.5, 0.6], n)
@@ -291,8 +292,8 @@ def test_depth_claims_fail(claim, change):
     exp = get("saddle/escape-vs-depth")
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
-    assert all(c.passed for c in exp.claims(cfg, [good]))
-    bad = {c.id: c for c in exp.claims(cfg, [_with(good, **change)])}
+    assert all(c.passed for c in exp.evaluate(cfg, [good]))
+    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, **change)])}
     assert not bad[claim].passed
 
 
@@ -300,11 +301,11 @@ def test_depth_prop34_claim_fails():
     exp = get("saddle/escape-vs-depth")
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
-    ok = {c.id: c for c in exp.claims(cfg, [good])}["prop34"]
+    ok = {c.id: c for c in exp.evaluate(cfg, [good])}["prop34"]
     assert ok.passed and ok.measured == 0.5 and ok.margin_scale == "decades"
     assert "0.5 nats = 0.217 decades" in ok.statement  # the slack beside the pass
     bad = dataclasses.replace(good, tables={"speeds": [{"prop34_lhs": 2.0, "prop34_rhs": 1.0}]})
-    assert not {c.id: c for c in exp.claims(cfg, [bad])}["prop34"].passed
+    assert not {c.id: c for c in exp.evaluate(cfg, [bad])}["prop34"].passed
 
 
 def test_monotone_reads_cold_starts_only():
@@ -322,13 +323,13 @@ def test_monotone_reads_cold_starts_only():
         **{f"circle_best_L{L}": v for L, v in zip(cfg.depths, warm)},
         **{f"circle_cold_L{L}": v for L, v in zip(cfg.depths, cold)},
     )
-    claims = {c.id: c for c in exp.claims(cfg, [untrained])}
+    claims = {c.id: c for c in exp.evaluate(cfg, [untrained])}
     assert not claims["circle-monotone"].passed and claims["circle-monotone"].asserted
     assert not claims["circle-monotone-warm"].asserted
     assert claims["circle-monotone-warm"].measured == pytest.approx(0.0)
     # A cold curve that is monotone passes, whatever the warm one says.
     cold_up = _with(good, **{f"circle_best_L{L}": 0.1 for L in cfg.depths})
-    assert {c.id: c for c in exp.claims(cfg, [cold_up])}["circle-monotone"].passed
+    assert {c.id: c for c in exp.evaluate(cfg, [cold_up])}["circle-monotone"].passed
 
 
 def test_cli_smoke_run(tmp_path):
@@ -398,8 +399,8 @@ def _plateau_points(cfg, slopes=None, stuck=(), gap=1e-3) -> list[PointResult]:
 def test_plateau_claims_fail(claim, over):
     exp = get("saddle/plateau-time")
     cfg = resolve_config(exp, "quick")
-    assert all(c.passed for c in exp.claims(cfg, _plateau_points(cfg)) if c.asserted)
-    bad = {c.id: c for c in exp.claims(cfg, _plateau_points(cfg, **over))}
+    assert all(c.passed for c in exp.evaluate(cfg, _plateau_points(cfg)) if c.asserted)
+    bad = {c.id: c for c in exp.evaluate(cfg, _plateau_points(cfg, **over))}
     assert not bad[claim].passed
 
 
@@ -446,10 +447,15 @@ def _mnist_good():
         ("rank-grows", {"snapshot_step": float("nan")}),
     ],
 )
-def test_mnist_claims_fail(claim, change):
+def test_mnist_claims_fail(claim, change, monkeypatch):
     cfg = resolve_config(get("saddle/mnist-plateaus"), "quick")
-    assert all(c.passed for c in judged(cfg, _mnist_good()))
-    bad = {c.id: c for c in judged(cfg, {**_mnist_good(), **change})}
+
+    def judged(scalars):  # the claims on a log whose `summary` gives `scalars`
+        monkeypatch.setattr(mnist_plateaus, "summary", lambda c, pts: {"scalars": scalars})
+        return get("saddle/mnist-plateaus").evaluate(cfg, [_result({})])
+
+    assert all(c.passed for c in judged(_mnist_good()))
+    bad = {c.id: c for c in judged({**_mnist_good(), **change})}
     assert not bad[claim].passed
 
 
@@ -484,7 +490,7 @@ def test_mnist_claims_read_the_points_logs():
         return [2.0] * L if t > 70e3 else [5.0] * (L // 2) + [8.0] * (L - L // 2)
 
     points = [_mnist_point(cfg, 0, loss, gaps), _mnist_point(cfg, 1, loss, gaps)]
-    claims = judge(exp, cfg, exp.claims(cfg, points), points)
+    claims = judge(exp, cfg, exp.evaluate(cfg, points), points)
     assert all(c.state == "passed" for c in claims), claims
     s = summary(cfg, points)["scalars"]
     assert 30e3 <= s["snapshot_step"] <= 50e3 and s["snapshot_step"] % cfg.svd_every == 0
@@ -504,7 +510,7 @@ def test_mnist_claims_fail_on_an_untrained_curve():
         return math.log(10) - 1e-3 * t / cfg.steps
 
     flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, flat), flat)}
+    claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
     assert claims["initial-loss"].state == "passed"
     dynamics = ("two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows")
     assert all(claims[i].state in ("failed", "not-measured") for i in dynamics)
@@ -531,7 +537,7 @@ def test_two_drops_fails_on_a_noisy_plateau(seed, sd):
     t, curve = mnist_curve(flat[0])
     assert len(loss_drops(t, curve, rise=cfg.drop_rise, fall=cfg.drop_fall)["drops"]) >= 10
     assert summary(cfg, flat)["scalars"]["drops_L6"] == 0
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, flat), flat)}
+    claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
     assert claims["two-drops"].state == "failed"
     assert claims["dominant-value"].state == "not-measured"
     assert claims["deeper-more-low-rank"].state == "not-measured"
@@ -558,7 +564,7 @@ def test_two_drops_counts_two_real_drops_under_noise(seed):
     points = [_mnist_point(cfg, 0, _noisy(staircase, 1e-2, seed), gaps)]
     s = summary(cfg, points)["scalars"]
     assert s["drops_L6"] == 2 and 30e3 <= s["snapshot_step"] <= 50e3
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, points), points)}
+    claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
     assert claims["two-drops"].state == "passed"
     assert claims["dominant-value"].state == "passed"
     assert claims["deeper-more-low-rank"].state == "passed"
@@ -596,7 +602,7 @@ def test_plateau_claims_fail_without_an_escape():
     exp = get("saddle/plateau-time")
     cfg = resolve_config(exp, "quick")
     stuck = _plateau_points(cfg, stuck=(3, 4), gap=1.0)
-    claims = {c.id: c for c in judge(exp, cfg, exp.claims(cfg, stuck), stuck)}
+    claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, stuck), stuck)}
     assert claims["slope-L3"].state == claims["slope-L4"].state == "not-measured"
     assert claims["tau-direction"].state == "failed"
 

@@ -13,28 +13,29 @@ schedule's reasons: `docs/lab-notes/fcnn.md`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_most, in_range, unmeasured
+from bottlenecklab.experiments._checks import at_most, in_range
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
-    Gate,
     Measurement,
-    PointResult,
+    Outcome,
+    Points,
     Reads,
+    Ungated,
 )
+from bottlenecklab.experiments.linear._common import SMOKE, LinearNetConfig
 from bottlenecklab.measure import (
     fcnn_balance_residuals,
     linear_cost_gap,
     linear_geodesic_errors,
     loglog_slope,
 )
-from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import LinearTeacherConfig
 from bottlenecklab.theory import (
     identity_construction,
     linear_cost_expansion,
@@ -48,14 +49,11 @@ from bottlenecklab.theory import (
     optimal_linear_weights,
     relu_network,
 )
-from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "001 §3"
 
 
 @dataclass(frozen=True)
-class Config:
-    """Closed-form checks and trained deep linear networks.
+class Config(LinearNetConfig):
+    """Closed-form checks and trained deep linear networks (`LinearNetConfig`).
 
     Args:
         depths: depths `L` of the trained networks (the grid).
@@ -68,30 +66,10 @@ class Config:
         prop12_k, prop12_d, prop12_depth, prop12_width, prop12_tol: Prop 12.
         gamma, example20_depths, example20_f_tol, example20_slope_tol: Example 20.
         n_check: sample points of the construction checks.
-        norm_tol, gram_tol, balance_tol: trained tolerances (relative).
-        certify: the convergence certificate of the trained claims (spec
-            `convergence.md`): threshold 1e-2, the spec's default (no ReLU, no kinks: the
-            stationarity is the relative gradient norm of a smooth loss); earlier state at
-            the start of the last phase (a 100-step L-BFGS extension, which may stop early).
+        norm_tol, gram_tol, balance_tol: trained tolerances (relative; the windows of
+            their claims' value stability too).
     """
 
-    task: LinearTeacherConfig = LinearTeacherConfig()
-    model: FCNNConfig = FCNNConfig(
-        depth=2, width=8, activation="identity", bias_scale=0.0, init_scale=0.5
-    )
-    train: TrainConfig = TrainConfig(
-        lam=1e-3,
-        dtype="float64",
-        # the last L-BFGS phase is the certificate's extension: the earlier state of
-        # value stability is its start (`certify.earlier = 0`)
-        phases=(
-            PhaseConfig("adam", 3000, 1e-2, "cosine"),
-            PhaseConfig("lbfgs", 500, 1.0),
-            PhaseConfig("lbfgs", 100, 1.0),
-        ),
-        log_every=100,
-    )
-    seed: int = 0
     depths: tuple[int, ...] = (2, 4, 8)
     singular_values: tuple[float, ...] = (3.0, 1.5, 0.4, 0.0)
     shape: tuple[int, int] = (5, 4)
@@ -114,7 +92,9 @@ class Config:
     norm_tol: float = 0.02
     gram_tol: float = 0.05
     balance_tol: float = 0.05
-    certify: Gate = Gate(earlier=0.0)
+
+
+BASE = Config()  # its tolerances are the trained claims' windows
 
 
 def test_matrix(cfg: Config) -> np.ndarray:
@@ -209,129 +189,127 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, layers=layers, tables=tables)
 
 
-CLAIMS = (
-    ("remainder-slope", "remainder ~ L^-2"),
-    ("remainder-constant", "L^2 remainder -> (4/3) sum (log s)^3"),
-    ("optimal-factorization", "the optimal factorization is exact"),
-    ("trained-norm", "trained ||theta||^2 = R(A_theta; L)"),
-    ("trained-grams", "trained hidden Grams are the geodesic ones"),
-    ("trained-balanced", "trained net is balanced"),
-    ("prop12", "Prop 12 identity construction"),
-    ("example20", "Example 20 construction"),
-    ("example20-excess", "Example 20 excess slope"),
-)
+def closed(pts: Points, *keys: str) -> float:
+    """The largest of the closed-form scalars `keys` (computed at the grid's first depth,
+    `measure`; `nan` when no point holds them)."""
+    s = next((p.scalars for p in pts if "remainder_slope" in p.scalars), {})
+    return max(float(s.get(k, math.nan)) for k in keys)
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The claims of the spec's table (`depth-and-rank.md`), one trained network per depth."""
-    done = sorted((r for r in results if r.status == "done"), key=lambda r: r.point["model.depth"])
-    if len(done) < len(results) or not done:
-        why = f"{len(results) - len(done)} of {len(results)} trainings diverged"
-        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
-    # the closed forms were computed once, at the grid's first depth (`measure`)
-    s = next((r.scalars for r in done if "remainder_slope" in r.scalars), None)
-    if s is None:
-        why = "no point holds the closed-form checks (the grid's first depth failed)"
-        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
-    ratio = s["remainder_constant_ratio"]
-    fact = max(
-        s["factorization_A_error"], s["factorization_norm_error"], s["factorization_gram_error"]
-    )
-    worst = {
-        k: max(r.scalars[k] for r in done) for k in ("norm_gap", "gram_error_max", "balance_max")
-    }
-    depths = ", ".join(f"{r.point['model.depth']}" for r in done)
-    slope_target = 1 - 2 * cfg.gamma
-    return [
-        in_range(
-            "remainder-slope",
-            "001 §1.1, §3",
-            f"log-log slope of |R(A;L) - (L R0 + R1 + R2/L)| over L = {cfg.cost_depths[0]}"
-            f"..{cfg.cost_depths[-1]}",
-            s["remainder_slope"],
-            *cfg.slope_window,
+def worst(name: str, bound: str):
+    """The largest trained scalar `name` over the depths, `<= cfg.<bound>`."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        depths = ", ".join(str(L) for L in pts.swept("model.depth"))
+        return at_most(max(pts.values(name)), getattr(cfg, bound), depths=depths)
+
+    return check
+
+
+def remainder_constant(cfg: Config, pts: Points) -> Outcome:
+    """`L^2 remainder` at the largest depth over `(4/3) sum (log s)^3`, in `1 +- constant_tol`."""
+    ratio, tol = closed(pts, "remainder_constant_ratio"), cfg.constant_tol
+    const = closed(pts, "remainder_constant")
+    return in_range(ratio, 1 - tol, 1 + tol, top=cfg.cost_depths[-1], const=const)
+
+
+def example20_excess_slope(cfg: Config, pts: Points) -> Outcome:
+    """The log-log slope of Example 20's excess, `1 - 2 gamma +- example20_slope_tol`."""
+    target, tol = 1 - 2 * cfg.gamma, cfg.example20_slope_tol
+    slope = closed(pts, "example20_slope")
+    return in_range(slope, target - tol, target + tol, target=target, top=cfg.example20_depths[-1])
+
+
+EXACT = "an exact construction, checked to round-off"
+CLAIMS = [
+    ClaimSpec(
+        "remainder-slope",
+        "log-log slope of |R(A;L) - (L R0 + R1 + R2/L)| over L = {cfg.cost_depths[0]}..{top}",
+        Ungated("closed form of R(A; L), no network"),
+        lambda cfg, pts: in_range(
+            closed(pts, "remainder_slope"), *cfg.slope_window, top=cfg.cost_depths[-1]
         ),
-        in_range(
-            "remainder-constant",
-            "001 §3",
-            f"L^2 remainder at L = {cfg.cost_depths[-1]} over (4/3) sum (log s_i)^3 "
-            f"(= {s['remainder_constant']:.4f})",
-            ratio,
-            1 - cfg.constant_tol,
-            1 + cfg.constant_tol,
-        ),
-        at_most(
-            "optimal-factorization",
-            "001 Prop 14; 002 'Representation geodesics'",
-            f"W_l = U_l S^(1/L) U_(l-1)^T at L = {cfg.factorization_depth}: largest relative "
-            "error of the product vs A, of the norm vs L sum s^(2/L), of the hidden Grams vs "
-            "X (A^T A)^(l/L) X^T",
-            fact,
+        source="001 §1.1, §3",
+    ),
+    ClaimSpec(
+        "remainder-constant",
+        "L^2 remainder at L = {top} over (4/3) sum (log s_i)^3 (= {const:.4f})",
+        Ungated("closed form of R(A; L), no network"),
+        remainder_constant,
+    ),
+    ClaimSpec(
+        "optimal-factorization",
+        "W_l = U_l S^(1/L) U_(l-1)^T at L = {cfg.factorization_depth}: largest relative error "
+        "of the product vs A, of the norm vs L sum s^(2/L), of the hidden Grams vs "
+        "X (A^T A)^(l/L) X^T",
+        Ungated(EXACT),
+        lambda cfg, pts: at_most(
+            closed(pts, *(f"factorization_{k}_error" for k in ("A", "norm", "gram"))),
             cfg.factorization_tol,
         ),
-        at_most(
-            "trained-norm",
-            "001 §3",
-            f"trained linear nets (L = {depths}): largest |1 - ||theta||^2 / "
-            "L sum s_i(A_theta)^(2/L)|",
-            worst["norm_gap"],
-            cfg.norm_tol,
+        source="001 Prop 14; 002 'Representation geodesics'",
+    ),
+    ClaimSpec(
+        "trained-norm",
+        "trained linear nets (L = {depths}): largest |1 - ||theta||^2 / L sum s_i(A_theta)^(2/L)|",
+        Reads(("norm_gap",), window=BASE.norm_tol),
+        worst("norm_gap", "norm_tol"),
+    ),
+    ClaimSpec(
+        "trained-grams",
+        "largest relative Frobenius error of a hidden Gram vs X (A_theta^T A_theta)^(l/L) X^T",
+        Reads(("gram_error_max",), window=BASE.gram_tol),
+        worst("gram_error_max", "gram_tol"),
+        source="002 'Representation geodesics'",
+    ),
+    ClaimSpec(
+        "trained-balanced",
+        "largest summed balancedness residual |||W_(l+1)||^2 - ||W_l||^2 - ||b_l||^2| / "
+        "||W_(l+1)||^2",
+        Reads(("balance_max",), window=BASE.balance_tol),
+        worst("balance_max", "balance_tol"),
+        source="001 §2",
+    ),
+    ClaimSpec(
+        "prop12",
+        "identity on a {cfg.prop12_k}-planar completely positive set at L = "
+        "{cfg.prop12_depth}: max(| ||theta||^2 - L k |, max |f(x) - x|)",
+        Ungated(EXACT),
+        lambda cfg, pts: at_most(
+            closed(pts, "prop12_norm_error", "prop12_identity_error"), cfg.prop12_tol
         ),
-        at_most(
-            "trained-grams",
-            "002 'Representation geodesics'",
-            "largest relative Frobenius error of a hidden Gram vs X (A_theta^T A_theta)^(l/L) X^T",
-            worst["gram_error_max"],
-            cfg.gram_tol,
+        source="001 Prop 12",
+    ),
+    ClaimSpec(
+        "example20",
+        "largest |f_theta(x) - f(x)| on [0,1]^3 and relative error of the closed-form norm, "
+        "over the depths",
+        Ungated(EXACT + " (and its closed-form norm)"),
+        lambda cfg, pts: at_most(
+            closed(pts, "example20_f_error", "example20_norm_error"), cfg.example20_f_tol
         ),
-        at_most(
-            "trained-balanced",
-            "001 §2",
-            "largest summed balancedness residual |||W_(l+1)||^2 - ||W_l||^2 - ||b_l||^2| / "
-            "||W_(l+1)||^2",
-            worst["balance_max"],
-            cfg.balance_tol,
-        ),
-        at_most(
-            "prop12",
-            "001 Prop 12",
-            f"identity on a {cfg.prop12_k}-planar completely positive set at L = "
-            f"{cfg.prop12_depth}: max(| ||theta||^2 - L k |, max |f(x) - x|)",
-            max(s["prop12_norm_error"], s["prop12_identity_error"]),
-            cfg.prop12_tol,
-        ),
-        at_most(
-            "example20",
-            "001 Example 20",
-            "largest |f_theta(x) - f(x)| on [0,1]^3 and relative error of the closed-form "
-            "norm, over the depths",
-            max(s["example20_f_error"], s["example20_norm_error"]),
-            cfg.example20_f_tol,
-        ),
-        in_range(
-            "example20-excess",
-            "001 Example 20",
-            f"log-log slope of ||theta||^2 - 3L over L = {cfg.example20_depths[0]}.."
-            f"{cfg.example20_depths[-1]} (1 - 2 gamma = {slope_target:g})",
-            s["example20_slope"],
-            slope_target - cfg.example20_slope_tol,
-            slope_target + cfg.example20_slope_tol,
-        ),
-    ]
+        source="001 Example 20",
+    ),
+    ClaimSpec(
+        "example20-excess",
+        "log-log slope of ||theta||^2 - 3L over L = {cfg.example20_depths[0]}..{top} "
+        "(1 - 2 gamma = {target:g})",
+        Ungated("the closed-form excess of Example 20's construction, no network"),
+        example20_excess_slope,
+        source="001 Example 20",
+    ),
+]
 
 
 # Presets: only what changes, with the reason.
 PRESETS = {
     # Seconds: two depths, short training, few construction depths.
     "smoke": {
+        **SMOKE,
         "depths": (2, 3),
         "cost_depths": (4, 16, 64),
         "example20_depths": (10, 100, 1000),
         "n_check": 20,
-        "train.phases": (
-            {"optimizer": "adam", "steps": 50, "lr": 1e-2, "schedule": "cosine"},
-            {"optimizer": "lbfgs", "steps": 10, "lr": 1.0},
-        ),
     },
     # The spec's quick preset: X 64x6, teacher 5x6 with s = (3, 1.5, 0.4), width 8,
     # L in {2, 4, 8}: the base config.
@@ -340,27 +318,15 @@ PRESETS = {
     "paper": {"depths": (2, 3, 4, 6, 8, 12, 16)},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="linear/representation-cost",
-    source=SOURCE,
+    source="001 §3",
     title="deep linear representation cost: closed form, expansion, constructions, trained nets",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"model.depth": "depths"},
     measure=measure,
-    claims=claims,
-    figures=("representation_cost",),
+    claims=CLAIMS,
+    figures=("_depth_rank:representation_cost",),
     doc=__doc__ or "",
-    # The trained claims read their worst value over depths; window = the claim's bound.
-    reads={
-        "trained-norm": Reads(("norm_gap",), window=0.02),  # [0, 2 %]
-        "trained-grams": Reads(("gram_error_max",), window=0.05),  # [0, 5 %]
-        "trained-balanced": Reads(("balance_max",), window=0.05),  # [0, 5 %]
-    },
-    ungated={
-        "remainder-*": "closed form of R(A; L), no network",
-        "optimal-factorization": "an exact construction, checked to 1e-10",
-        "prop12": "an exact construction, checked to 1e-12",
-        "example20*": "an exact construction and its closed-form norm",
-    },
 )

@@ -20,15 +20,24 @@ from typing import Any
 
 import torch
 
-from bottlenecklab.experiments._claims import (
+from bottlenecklab.experiments._checks import (
     at_least,
     at_most,
     holds_to_roundoff,
     in_range,
+    listed,
     non_decreasing,
     reported,
 )
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._spec import (
+    ClaimSpec,
+    Experiment,
+    Measurement,
+    Outcome,
+    Points,
+    Ungated,
+)
+from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
 from bottlenecklab.measure import loglog_slope
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.theory import (
@@ -43,22 +52,16 @@ from bottlenecklab.theory import (
     linear_escape_speed,
 )
 
-SOURCE = "003 Prop 3.2"
-SOLVER = (
-    "escape directions of projected GD on the sphere ||theta||^2 = L (no network trained; "
-    "the KKT residual is reported per restart and is ~1 at kink optima): certified by the "
-    "speed against the known optima; Prop 3.2 is read on independent (cold) starts."
-)
-RANK1 = math.sqrt(2) - 1
+PROBLEMS = ("circle", "teacher")
 
 
 @dataclass(frozen=True)
-class Config:
-    """Depth sweep of optimal escape speeds.
+class Config(SolverConfig):
+    """Depth sweep of optimal escape speeds (the solver: `SolverConfig`).
 
     Args:
         depths: depths `L` (consecutive, from 2); width: hidden width; restarts: cold and
-            warm restarts per depth; steps, lr, lr_end: solver schedule.
+            warm restarts per depth; lr_end: the solver's last step.
         teacher: the teacher task (`G` from the squared loss on its training set).
         trend_tol: allowed dip of the best speed between consecutive depths.
         optimum_tol: circle `s*(2) = sqrt(2) - 1` and `s*(3) >= 1/2` to this.
@@ -70,17 +73,12 @@ class Config:
     depths: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8)
     width: int = 16
     restarts: int = 64
-    steps: int = 4000
-    lr: float = 0.05
     lr_end: float = 1e-4
     teacher: TeacherConfig = TeacherConfig(dims=(5, 3, 2), hidden=20, n_train=32, n_test=1)
     trend_tol: float = 1e-3
-    optimum_tol: float = 1e-3
     prop34_tol: float = 1e-9
     linear_depths: tuple[int, ...] = (1, 2, 3)
     linear_rtol: float = 1e-4
-    floor: float = 1e-10
-    seed: int = 0
 
 
 def _problems(cfg: Config) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
@@ -178,91 +176,113 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
     )
 
 
-def _prop34(cfg: Config, gaps: list[float]) -> Claim:
+def speed(pts: Points, key: str) -> float:
+    """Scalar `key` of the run's one point (`nan` when absent)."""
+    return float(pts.last.scalars.get(key, math.nan))
+
+
+def monotone(problem: str, start: str):
+    """The best speed per depth over the `start` (`cold` or `best`) restarts: cold
+    non-decreasing in `L` (Prop 3.2, asserted); over cold and warm its smallest step,
+    reported (App A.3's builder keeps depth `L - 1`'s speed: monotone by construction,
+    untrained too, lab notes' vacuity audit V11)."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        best = [speed(pts, f"{problem}_{start}_L{L}") for L in cfg.depths]
+        depths = listed(cfg.depths, "d")
+        if start == "cold":
+            return non_decreasing(best, cfg.trend_tol, depths=depths)
+        steps = [b - a for a, b in zip(best[:-1], best[1:])]
+        return reported(min(steps, default=math.nan), depths=depths, best=listed(best, ".4f"))
+
+    return check
+
+
+def prop34(cfg: Config, pts: Points) -> Outcome:
     """Prop 3.4 on every restart, a theorem checked to round-off: the tightest slack
     `2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2)` over the restarts, in
-    nats (and decades, `/ ln 10`, in the statement), its margin in decades above the
-    round-off `prop34_tol` (`holds_to_roundoff`). A formula wrong by less than the slack
-    would pass too, so the slack is stated beside the verdict."""
+    nats (and decades in the statement), its margin in decades above the round-off
+    `prop34_tol` (`holds_to_roundoff`). A formula wrong by less than the slack would pass
+    too, so the slack is stated beside the verdict."""
+    gaps = [r["prop34_lhs"] - r["prop34_rhs"] for r in pts.last.tables.get("speeds", [])]
     slack = -max(gaps) if gaps else math.nan
+    factor = math.exp(slack) if math.isfinite(slack) else math.nan
     return holds_to_roundoff(
-        "prop34",
-        "003 Prop 3.4",
-        f"2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2), smallest over "
-        f"{len(gaps)} restarts (every depth, cold and warm, both problems): the tightest "
-        f"slack, {slack:.3g} nats = {slack / math.log(10):.3g} decades (a factor "
-        f"{math.exp(slack) if math.isfinite(slack) else math.nan:.3g} on the bound)",
-        slack,
-        cfg.prop34_tol,
+        slack, cfg.prop34_tol, n=len(gaps), slack=slack, dec=slack / math.log(10), factor=factor
     )
 
 
-def _warm_curve(cfg: Config, problem: str, best: list[float]) -> Claim:
-    """The best speed over cold and warm starts per depth, reported: the warm start at
-    depth `L` is App A.3's builder on depth `L - 1`'s best, which keeps its speed, so this
-    curve is non-decreasing by construction (untrained too: lab notes, vacuity audit V11).
-    The value is its smallest step between consecutive depths."""
-    steps = [b - a for a, b in zip(best[:-1], best[1:])]
-    return reported(
-        f"{problem}-monotone-warm",
-        SOURCE,
-        f"{problem}: best escape speed over cold and warm (App A.3 builder) starts, "
-        f"L = {', '.join(str(L) for L in cfg.depths)}: {', '.join(f'{v:.4f}' for v in best)}; "
-        "smallest step between consecutive depths (the builder keeps depth L - 1's speed: "
-        "non-decreasing by construction, up to the solver's last steps)",
-        min(steps) if steps else math.nan,
-    )
-
-
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Prop 3.2 (both problems), the circle's two optima, Prop 3.4 on every restart and
-    the linear baseline."""
-    s = results[0].scalars
-    t = results[0].tables
-    get = lambda k: float(s.get(k, math.nan))  # noqa: E731
-    depths = ", ".join(str(L) for L in cfg.depths)
-    gaps = [r["prop34_lhs"] - r["prop34_rhs"] for r in t.get("speeds", [])]
-    out: list[Claim] = []
-    for p in ("circle", "teacher"):
-        out.append(
-            non_decreasing(
+COLD = (
+    "{p}: best escape speed s*(L) over the {cfg.restarts} cold (independent) starts of "
+    "each depth, L = {depths}"
+)
+WARM = (
+    "{p}: best escape speed over cold and warm (App A.3 builder) starts, L = {depths}: {best}; "
+    "smallest step between consecutive depths (the builder keeps depth L - 1's speed: "
+    "non-decreasing by construction, up to the solver's last steps)"
+)
+CLAIMS = [
+    *(
+        spec
+        for p in PROBLEMS
+        for spec in (
+            ClaimSpec(
                 f"{p}-monotone",
-                SOURCE,
-                f"{p}: best escape speed s*(L) over the {cfg.restarts} cold (independent) "
-                f"starts of each depth, L = {depths}",
-                [get(f"{p}_cold_L{L}") for L in cfg.depths],
-                tol=cfg.trend_tol,
-            )
+                COLD.replace("{p}", p),
+                Ungated(SOLVER + " Prop 3.2 is read on independent (cold) starts."),
+                monotone(p, "cold"),
+                source="003 Prop 3.2",
+            ),
+            ClaimSpec(
+                f"{p}-monotone-warm",
+                WARM.replace("{p}", p),
+                None,
+                monotone(p, "best"),
+                source="003 Prop 3.2",
+            ),
         )
-        out.append(_warm_curve(cfg, p, [get(f"{p}_best_L{L}") for L in cfg.depths]))
-    out += [
-        in_range(
-            "circle-depth2",
-            "003 Example 1",
-            "circle s*(2)",
-            get("circle_best_L2"),
-            RANK1 - cfg.optimum_tol,
-            RANK1 + cfg.optimum_tol,
+    ),
+    ClaimSpec(
+        "circle-depth2",
+        "circle s*(2)",
+        Ungated(SOLVER),
+        lambda cfg, pts: in_range(
+            speed(pts, "circle_best_L2"), RANK1 - cfg.optimum_tol, RANK1 + cfg.optimum_tol
         ),
-        at_least(
-            "circle-depth3",
-            "003 Example 1",
-            "circle s*(3)",
-            get("circle_best_L3"),
-            0.5,
-            tol=cfg.optimum_tol,
+        source="003 Example 1",
+    ),
+    ClaimSpec(
+        "circle-depth3",
+        "circle s*(3)",
+        Ungated(SOLVER),
+        lambda cfg, pts: at_least(speed(pts, "circle_best_L3"), 0.5, tol=cfg.optimum_tol),
+        source="003 Example 1",
+    ),
+    ClaimSpec(
+        "prop34",
+        "2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2), smallest over {n} "
+        "restarts (every depth, cold and warm, both problems): the tightest slack, {slack:.3g} "
+        "nats = {dec:.3g} decades (a factor {factor:.3g} on the bound)",
+        Ungated(
+            "an inequality that holds at every theta on the sphere with L_0 < 0 (checked on "
+            "every restart, converged or not): no critical point is needed"
         ),
-        _prop34(cfg, gaps),
-        at_most(
-            "linear-baseline",
-            "003 (derived in the spec)",
-            "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, "
-            f"largest relative error over L = {', '.join(map(str, cfg.linear_depths))}",
-            get("linear_max_rel_error"),
+        prop34,
+        source="003 Prop 3.4",
+    ),
+    ClaimSpec(
+        "linear-baseline",
+        "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, largest "
+        "relative error over L = {depths}",
+        Ungated(SOLVER + " Here the closed form sigma_1(G^T X) is the check."),
+        lambda cfg, pts: at_most(
+            speed(pts, "linear_max_rel_error"),
             cfg.linear_rtol,
+            depths=listed(cfg.linear_depths, "d"),
         ),
-    ]
-    return out
+        source="003 (derived in the spec)",
+    ),
+]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -282,7 +302,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="saddle/escape-vs-depth",
     source="003 Prop 3.2, 3.4, Thm 3.1",
     title="Optimal escape speed grows with depth; deep escape directions are low rank",
@@ -290,15 +310,8 @@ EXPERIMENT = Experiment(
     presets=PRESETS,
     grid={},
     measure=measure,
-    claims=claims,
-    figures=("escape_vs_depth",),
+    claims=CLAIMS,
+    figures=("_saddles:escape_vs_depth",),
     trains=False,
     doc=__doc__ or "",
-    ungated={
-        "*-monotone": SOLVER,
-        "circle-depth*": SOLVER,
-        "prop34": "an inequality that holds at every theta on the sphere with L_0 < 0 (checked "
-        "on every restart, converged or not): no critical point is needed",
-        "linear-baseline": SOLVER + " Here the closed form sigma_1(G^T X) is the check.",
-    },
 )

@@ -16,24 +16,34 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._checks import at_least, at_most, fmt, outcome, unmeasured
+from bottlenecklab.experiments._spec import (
+    ClaimSpec,
+    Experiment,
+    Measurement,
+    Outcome,
+    PointResult,
+    Points,
+    Ungated,
+)
+from bottlenecklab.experiments.saddle._common import curve, dynamics
 from bottlenecklab.measure import loss_drops
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import COSTS, Dataset, ImageTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
-SOURCE = "003 Fig 1"
-DYNAMICS = (
-    "a claim about the SGD dynamics from small init (loss plateaus and drops, the spectra "
-    "at the flattest point between two drops and at the end): read off the trajectory; no "
-    "critical point is claimed (no weight decay, cross-entropy has no minimizer)."
+DYNAMICS = Ungated(
+    dynamics(
+        "loss plateaus and drops, the spectra at the flattest point between two drops and at "
+        "the end; no weight decay, and cross-entropy has no minimizer"
+    )
 )
 
 
@@ -175,14 +185,6 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars)
 
 
-def curve(r: PointResult) -> tuple[list[float], list[float]]:
-    """A run's logged `(steps, losses)` from step 0 (`loss0`, then `metrics.csv`)."""
-    rows = sorted(r.metrics, key=lambda m: m["step"])
-    return [0.0] + [float(m["step"]) for m in rows], [r.scalars.get("loss0", math.nan)] + [
-        float(m["loss"]) for m in rows
-    ]
-
-
 def spectra(r: PointResult) -> dict[int, list[list[float]]]:
     """A run's traced singular values: step -> per layer, the largest first."""
     return {
@@ -243,78 +245,81 @@ def summary(cfg: Config, results: list[PointResult]) -> dict[str, Any]:
     return {"scalars": scalars, "curves": curves, "spectra": sv, "drops": drops_t}
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The claims of the points' logs (`summary`, then `judged`)."""
-    return judged(cfg, summary(cfg, results)["scalars"])
+def scalars(cfg: Config, pts: Points) -> dict[str, float]:
+    """`summary`'s scalars of the points' logs (`nan` for a missing one)."""
+    return {k: float(v) for k, v in summary(cfg, list(pts))["scalars"].items()}
 
 
-def judged(cfg: Config, s: dict[str, float]) -> list[Claim]:
-    """Initial loss, two drops, low rank after the first escape, more rank at the end
-    (past the saddles: the final loss is part of `rank-grows`), from `summary`'s scalars."""
-    g = lambda k: float(s.get(k, math.nan))  # noqa: E731
-    L = cfg.depth
-    half = L // 2
-    out = [
-        at_most(
-            "initial-loss",
-            "003 Fig 1",
-            "|loss_0 - ln 10| (output ~ 0 at init)",
-            abs(g("loss0_minus_ln10")),
-            cfg.loss0_tol,
-        ),
-        at_least(
-            "two-drops",
-            "003 Fig 1",
-            f"loss drops (saddle to saddle) detected at depth {L}, each lowering the "
-            f"smoothed loss by >= {cfg.drop_min_fraction:g} ln 10 (the spec's escape: loss "
-            "<= 0.9 of the initial)",
-            g(f"drops_L{L}"),
-            2,
-        ),
-    ]
-    if not math.isfinite(g("snapshot_step")):
-        why = f"fewer than two drops at depth {L} ({g(f'drops_L{L}'):g})"
-        ids = ("dominant-value", "deeper-more-low-rank", "rank-grows")
-        return out + [unmeasured(i, SOURCE, "after the first escape", "see spec", why) for i in ids]
-    spectral = [
-        at_least(
-            "dominant-value",
-            "003 Fig 1, 3",
-            f"after the first escape (step {g('snapshot_step'):g}), smallest s_1/s_2 over "
-            f"layers 2..{L}",
-            g("gap_min_l2"),
-            cfg.gap_min,
-        ),
-        at_least(
-            "deeper-more-low-rank",
-            "003 Fig 1, 3",
-            f"mean s_1/s_2 over layers {half + 1}-{L} minus the mean over layers 1-{half}",
-            g("gap_mean_deep") - g("gap_mean_shallow"),
-            0.0,
-        ),
-        _rank_grows(cfg, g("ratio_mean_end") / g("ratio_mean_snapshot"), g(f"final_loss_L{L}")),
-    ]
-    return out + spectral
+def after_escape(
+    check: Callable[[Config, dict[str, float]], Outcome],
+) -> Callable[[Config, Points], Outcome]:
+    """`check(cfg, scalars)` of a claim read at the snapshot between the first two drops:
+    `not-measured` when there is none (fewer than two drops at depth `depth`)."""
+
+    def read(cfg: Config, pts: Points) -> Outcome:
+        s = scalars(cfg, pts)
+        step, half = s.get("snapshot_step", math.nan), cfg.depth // 2
+        if not math.isfinite(step):
+            drops = s.get(f"drops_L{cfg.depth}", math.nan)
+            why = f"fewer than two drops at depth {cfg.depth} ({drops:g})"
+            return unmeasured(why, step=step, half=half, next=half + 1)
+        return check(cfg, s).with_facts(step=step, half=half, next=half + 1)
+
+    return read
 
 
-def _rank_grows(cfg: Config, factor: float, final_loss: float) -> Claim:
-    """`rank-grows`: "at the end" is after the second drop, so the claim also states that
-    training got past the saddles (final loss at most `final_loss_max`)."""
-    ok = (
-        math.isfinite(factor)
-        and factor >= cfg.end_factor
-        and math.isfinite(final_loss)
-        and final_loss <= cfg.final_loss_max
-    )
-    return Claim(
+def rank_grows(cfg: Config, s: dict[str, float]) -> Outcome:
+    """Mean `s_2/s_1` (`l >= 2`) at the end over the snapshot's: "at the end" is after the
+    second drop, so the claim also states that training got past the saddles (final loss
+    at most `final_loss_max`)."""
+    factor = s.get("ratio_mean_end", math.nan) / s.get("ratio_mean_snapshot", math.nan)
+    final = s.get(f"final_loss_L{cfg.depth}", math.nan)
+    ok = math.isfinite(factor) and factor >= cfg.end_factor
+    ok = ok and math.isfinite(final) and final <= cfg.final_loss_max
+    expected = f">= {cfg.end_factor:g}, with final training loss <= {cfg.final_loss_max:g}"
+    return outcome(expected, fmt(factor), ok, final=final)
+
+
+CLAIMS = [
+    ClaimSpec(
+        "initial-loss",
+        "|loss_0 - ln 10| (output ~ 0 at init)",
+        Ungated("the loss of the untrained init (output ~ 0): no optimization"),
+        lambda cfg, pts: at_most(abs(scalars(cfg, pts)["loss0_minus_ln10"]), cfg.loss0_tol),
+        source="003 Fig 1",
+    ),
+    ClaimSpec(
+        "two-drops",
+        "loss drops (saddle to saddle) detected at depth {cfg.depth}, each lowering the "
+        "smoothed loss by >= {cfg.drop_min_fraction:g} ln 10 (the spec's escape: loss <= 0.9 "
+        "of the initial)",
+        DYNAMICS,
+        lambda cfg, pts: at_least(scalars(cfg, pts).get(f"drops_L{cfg.depth}", math.nan), 2),
+        source="003 Fig 1",
+    ),
+    ClaimSpec(
+        "dominant-value",
+        "after the first escape (step {step:g}), smallest s_1/s_2 over layers 2..{cfg.depth}",
+        DYNAMICS,
+        after_escape(lambda cfg, s: at_least(s["gap_min_l2"], cfg.gap_min)),
+        source="003 Fig 1, 3",
+    ),
+    ClaimSpec(
+        "deeper-more-low-rank",
+        "mean s_1/s_2 over layers {next}-{cfg.depth} minus the mean over layers 1-{half}",
+        DYNAMICS,
+        after_escape(lambda cfg, s: at_least(s["gap_mean_deep"] - s["gap_mean_shallow"], 0.0)),
+        source="003 Fig 1, 3",
+    ),
+    ClaimSpec(
         "rank-grows",
-        "003 Fig 3",
         "mean s_2/s_1 over layers >= 2, at the end (past the saddles: final training loss "
-        f"{final_loss:.3g}) over after the first escape",
-        f">= {cfg.end_factor:g}, with final training loss <= {cfg.final_loss_max:g}",
-        float(f"{factor:.4g}") if math.isfinite(factor) else "nan",
-        ok,
-    )
+        "{final:.3g}) over after the first escape",
+        DYNAMICS,
+        after_escape(rank_grows),
+        source="003 Fig 3",
+    ),
+]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -345,7 +350,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="saddle/mnist-plateaus",
     source="003 Fig 1, 3, 4",
     title="Saddle-to-saddle SGD from small init on images: plateaus, then low-rank layers",
@@ -353,15 +358,8 @@ EXPERIMENT = Experiment(
     presets=PRESETS,
     grid={"run": "runs"},
     measure=measure,
-    claims=claims,
-    figures=("mnist_plateaus",),
+    claims=CLAIMS,
+    figures=("_saddles:mnist_plateaus",),
     doc=__doc__ or "",
     trace=trace,
-    ungated={
-        "initial-loss": "the loss of the untrained init (output ~ 0): no optimization",
-        "two-drops": DYNAMICS,
-        "dominant-value": DYNAMICS,
-        "deeper-more-low-rank": DYNAMICS,
-        "rank-grows": DYNAMICS,
-    },
 )

@@ -15,25 +15,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_most, in_range, reported, unmeasured
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._checks import at_most, in_range, listed, reported, unmeasured
+from bottlenecklab.experiments._spec import ClaimSpec, Measurement, Outcome, Points, Ungated
+from bottlenecklab.experiments.saddle._common import SaddleExperiment, WhenClaim, curve, dynamics
 from bottlenecklab.measure import costs, direction_gaps, escape_step, loglog_slope
 from bottlenecklab.models import FCNNConfig, NormedFCNNConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
-SOURCE = "003 Prop 2.2 (derived)"
-DYNAMICS = (
-    "a claim about the training dynamics from small init (how long the first plateau "
-    "lasts, the path of theta/||theta|| before the escape), read off the trajectory: no "
-    "critical point is reached or claimed (no weight decay, the plateau is a transient)."
-)
 Kind = Literal["slope", "tau"]
 
 
@@ -149,91 +145,95 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars)
 
 
-def curve(r: PointResult) -> tuple[list[float], list[float]]:
-    """A run's logged `(steps, losses)` from step 0 (`C(0)`, then `metrics.csv`)."""
-    rows = sorted(r.metrics, key=lambda m: m["step"])
-    return [0.0] + [float(m["step"]) for m in rows], [r.scalars.get("loss0", math.nan)] + [
-        float(m["loss"]) for m in rows
-    ]
+def escapes(cfg: Config, pts: Points, L: int, frac: float) -> list[float]:
+    """Depth `L`'s steps to loss `<= frac C(0)` per `alpha` (`nan`: not within the budget)."""
+    runs = {cfg.plan[p.point["run"]]: curve(p) for p in pts}
+    return [escape_step(*runs["slope", L, a], frac) for a in cfg.alphas[cfg.depths.index(L)]]
 
 
-def tau_gaps(cfg: Config, results: list[PointResult]) -> tuple[dict[int, float], float]:
-    """The `tau`-runs' direction gap per step up to the first `1 - tau_drop` loss drop of
-    any of them (`measure.direction_gaps`), and that step (`inf`: no drop, no gap)."""
-    runs = [r for r in results if r.status == "done" and cfg.plan[r.point["run"]][0] == "tau"]
-    if len(runs) < len(cfg.tau_alphas):
-        return {}, math.inf
+def slope(L: int) -> Callable[[Config, Points], Outcome]:
+    """Depth `L`'s log-log slope of the escape steps against `alpha`, in `2 - L` +- `slope_rtol`
+    (every run must escape within the budget: each stopped at its first escape)."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        alphas, steps = cfg.alphas[cfg.depths.index(L)], escapes(cfg, pts, L, cfg.escape_frac)
+        lo, hi = sorted((2.0 - L) * (1 + r) for r in (-cfg.slope_rtol, cfg.slope_rtol))
+        facts = {"L": L, "alphas": listed(alphas, "g")}
+        escaped = sum(math.isfinite(e) for e in steps)
+        if escaped < len(alphas):
+            why = f"{escaped} of {len(alphas)} runs escaped within {cfg.max_steps} steps"
+            return unmeasured(why, f"in [{lo:g}, {hi:g}]", **facts)
+        return in_range(loglog_slope(alphas, steps), lo, hi, **facts)
+
+    return check
+
+
+def slope_first(L: int) -> Callable[[Config, Points], Outcome]:
+    """The same slope for the first departure, loss `<= first_frac C(0)` (reported)."""
+
+    def check(cfg: Config, pts: Points) -> Outcome:
+        first = escapes(cfg, pts, L, cfg.first_frac)
+        ok = all(math.isfinite(e) for e in first)
+        value = loglog_slope(cfg.alphas[cfg.depths.index(L)], first) if ok else math.nan
+        return reported(value, L=L, target=2.0 - L)
+
+    return check
+
+
+def tau_direction(cfg: Config, pts: Points) -> Outcome:
+    """The `tau`-runs' largest direction gap up to the first `1 - tau_drop` loss drop of
+    any of them (`measure.direction_gaps`; `nan`: no drop)."""
+    runs = [p for p in pts if cfg.plan[p.point["run"]][0] == "tau"]
     drops = []
     for r in runs:
         t, loss = curve(r)
         drops.append(next((k for k, v in zip(t, loss) if v <= cfg.tau_drop * loss[0]), math.inf))
-    until = min(drops)
-    if not math.isfinite(until):
-        return {}, until
-    paths = [
-        {int(m["step"]): np.array(json.loads(m["direction"])) for m in r.metrics} for r in runs
-    ]
-    return direction_gaps(paths, int(until)), until
+    until = min(drops, default=math.inf)
+    gaps = {}
+    if math.isfinite(until):
+        paths = [
+            {int(m["step"]): np.array(json.loads(m["direction"])) for m in r.metrics} for r in runs
+        ]
+        gaps = direction_gaps(paths, int(until))
+    worst = max(gaps.values()) if gaps else math.nan
+    alphas = listed(cfg.tau_alphas, "g")
+    return at_most(worst, cfg.dir_tol, until=until, alphas=alphas, drop=1 - cfg.tau_drop)
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Slope `2 - L` per depth (every run must escape within the budget: its first logged
-    loss <= `escape_frac` C(0) is where it stopped); the `tau`-runs' direction gap."""
-    out = []
-    for L, alphas in zip(cfg.depths, cfg.alphas):
-        target = 2.0 - L
-        lo, hi = sorted((target * (1 - cfg.slope_rtol), target * (1 + cfg.slope_rtol)))
-        statement = (
-            f"L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) "
-            f"against the init scale (alpha = {', '.join(f'{a:g}' for a in alphas)}) "
-            f"is 2 - L within {cfg.slope_rtol:.0%}"
-        )
-        runs = {
-            cfg.plan[r.point["run"]][2]: curve(r)
-            for r in results
-            if r.status == "done" and cfg.plan[r.point["run"]][:2] == ("slope", L)
-        }
-        steps = [escape_step(*runs[a], cfg.escape_frac) if a in runs else math.nan for a in alphas]
-        first = [escape_step(*runs[a], cfg.first_frac) if a in runs else math.nan for a in alphas]
-        escaped = sum(math.isfinite(e) for e in steps)
-        if escaped < len(alphas):
-            out.append(
-                unmeasured(
-                    f"slope-L{L}",
-                    SOURCE,
-                    statement,
-                    f"in [{lo:g}, {hi:g}]",
-                    f"{escaped} of {len(alphas)} runs escaped within {cfg.max_steps} steps",
-                )
-            )
-        else:
-            out.append(
-                in_range(f"slope-L{L}", SOURCE, statement, loglog_slope(alphas, steps), lo, hi)
-            )
-        ok = all(math.isfinite(e) for e in first)
-        out.append(
-            reported(
+DEPTHS = (3, 4)  # the depths of Prop 2.2's slope claims (the presets sweep a subset)
+CLAIMS = [
+    *(
+        spec
+        for L in DEPTHS
+        for spec in (
+            WhenClaim(
+                f"slope-L{L}",
+                "L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) against "
+                "the init scale (alpha = {alphas}) is 2 - L within {cfg.slope_rtol:.0%}",
+                Ungated(dynamics("how long the first plateau lasts")),
+                slope(L),
+                when=lambda cfg, L=L: L in cfg.depths,
+            ),
+            WhenClaim(
                 f"slope-first-L{L}",
-                SOURCE,
-                f"L = {L}: the same slope for the first departure, loss <= "
-                f"{cfg.first_frac:g} C(0) (target 2 - L = {target:g})",
-                loglog_slope(alphas, first) if ok else math.nan,
-            )
+                "L = {L}: the same slope for the first departure, loss <= {cfg.first_frac:g} "
+                "C(0) (target 2 - L = {target:g})",
+                None,
+                slope_first(L),
+                when=lambda cfg, L=L: L in cfg.depths,
+            ),
         )
-    gaps, until = tau_gaps(cfg, results)
-    out.append(
-        at_most(
-            "tau-direction",
-            "003 Sec 2.1",
-            f"tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
-            f"||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = "
-            f"{', '.join(f'{a:g}' for a in cfg.tau_alphas)} until the first "
-            f"{1 - cfg.tau_drop:.0%} loss drop (step {until:g})",
-            max(gaps.values()) if gaps else math.nan,
-            cfg.dir_tol,
-        )
-    )
-    return out
+    ),
+    ClaimSpec(
+        "tau-direction",
+        "tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
+        "||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = {alphas} until the "
+        "first {drop:.0%} loss drop (step {until:g})",
+        Ungated(dynamics("the path of theta/||theta|| before the escape")),
+        tau_direction,
+        source="003 Sec 2.1",
+    ),
+]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -257,20 +257,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = SaddleExperiment[Config](
     name="saddle/plateau-time",
-    source=SOURCE,
+    source="003 Prop 2.2 (derived)",
     title="The first plateau lasts ~ sigma_0^(2-L) GD steps; tau-time paths are scale-free",
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
     measure=measure,
-    claims=claims,
-    figures=("plateau_time",),
+    claims=CLAIMS,
+    figures=("_saddles:plateau_time",),
     doc=__doc__ or "",
     trace=trace,
-    ungated={
-        "slope-*": DYNAMICS,
-        "tau-direction": DYNAMICS,
-    },
 )
