@@ -380,7 +380,7 @@ def test_bounds_cor8_fails_on_untrained_nets() -> None:
     the trained ones. Their middle median falls with L too (the trend alone cannot tell
     them apart), but an untrained net is not below itself at init; and its rank among the
     untrained draws is reported."""
-    from bottlenecklab.experiments.fcnn.bottleneck_bounds import layer_s_next, middle_median
+    from bottlenecklab.measure import layer_s_next, middle_median
 
     exp = get(BOUNDS)
     cfg = resolve_config(exp, "quick")

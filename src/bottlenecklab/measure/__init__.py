@@ -297,3 +297,12 @@ from bottlenecklab.measure._stats import (  # noqa: E402
 )
 
 __all__ += ["adjacent_z", "clopper_pearson", "logistic_slope_z"]
+
+# The middle representation of an FCNN (paper 001, Cor 8): `measure._fcnn_layers`.
+from bottlenecklab.measure._fcnn_layers import (  # noqa: E402
+    layer_s_next,
+    middle_affine_rank,
+    middle_median,
+)
+
+__all__ += ["layer_s_next", "middle_affine_rank", "middle_median"]
