@@ -13,7 +13,12 @@ from bottlenecklab.measure._certify import (
     certify,
     kink_forward,
 )
-from bottlenecklab.measure._cnn import layer_frequency_singular_values, layer_modes, rollout
+from bottlenecklab.measure._cnn import (
+    frequency_spectra,
+    layer_frequency_singular_values,
+    layer_modes,
+    rollout,
+)
 from bottlenecklab.measure._coi import (
     coi_residual,
     cost_of_identity,
@@ -204,6 +209,7 @@ __all__ = [
     "fit_line",
     "float64_copy",
     "forces",
+    "frequency_spectra",
     "function_jacobians",
     "gradient_norm",
     "haar_rotation_about",

@@ -31,10 +31,9 @@ from bottlenecklab.experiments._spec import (
     Points,
     Reads,
 )
-from bottlenecklab.measure import costs, layer_frequency_singular_values, rollout
+from bottlenecklab.measure import costs, frequency_spectra, layer_modes, rollout
 from bottlenecklab.models import CircularCNNConfig
 from bottlenecklab.tasks import BallGravityConfig, Dataset, ball_frames
-from bottlenecklab.theory import frequency_order, significant_modes
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 
@@ -87,30 +86,11 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     scalars["baseline_test_cost"] = float(((data.y_test - last) ** 2).sum(axis=1).mean())
     scalars["relative_test_cost"] = scalars["test_cost"] / scalars["baseline_test_cost"]
     L = model.depth
-    order = frequency_order(n)
-    spectra, modes, layers = [], [], []
-    for l, s in enumerate(layer_frequency_singular_values(model), start=1):
-        found = significant_modes(s, cfg.mode_rel)
+    modes, layers = [], []
+    for l, found in enumerate(layer_modes(model, cfg.mode_rel), start=1):
         modes += [{"layer": l, **m} for m in found]
-        layers.append(
-            {
-                "layer": l,
-                "modes": len(found),
-                "max_order": max((m["order"] for m in found), default=0),
-            }
-        )
-        for w1 in range(n):
-            for w2 in range(n):
-                for i, v in enumerate(s[w1, w2].tolist(), start=1):
-                    spectra.append(
-                        {
-                            "layer": l,
-                            "matrix": f"{w1},{w2}",
-                            "index": i,
-                            "value": v,
-                            "order": int(order[w1, w2]),
-                        }
-                    )
+        top = max((m["order"] for m in found), default=0)
+        layers.append({"layer": l, "modes": len(found), "max_order": top})
     middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
     ok = [r for r in middle if r["modes"] <= cfg.max_modes and r["max_order"] <= cfg.max_order]
     scalars["middle_layers"] = float(len(middle))
@@ -139,7 +119,10 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
         for t, frame in enumerate(frames[a])
     ]
     return Measurement(
-        scalars=scalars, layers=layers, spectra=spectra, tables={"modes": modes, "rollout": roll}
+        scalars=scalars,
+        layers=layers,
+        spectra=frequency_spectra(model),
+        tables={"modes": modes, "rollout": roll},
     )
 
 
