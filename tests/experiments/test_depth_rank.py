@@ -195,7 +195,7 @@ def _rank_points(
 def _rank_verdicts(points, preset: str = "quick") -> dict[str, bool]:
     """The asserted claims' verdicts (the quick preset reports `collapse-above`)."""
     exp = get(RANK)
-    return {c.id: c.passed for c in exp.claims(resolve_config(exp, preset), points) if c.asserted}
+    return {c.id: c.passed for c in exp.evaluate(resolve_config(exp, preset), points) if c.asserted}
 
 
 def test_rank_claims_pass_on_fig1_like_results() -> None:
@@ -228,7 +228,7 @@ def test_collapse_is_reported_on_the_cut_quick_grid() -> None:
     claim could not fail; it is reported (spec, fourth review)."""
     exp = get(RANK)
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in exp.claims(cfg, _rank_points())}
+    claims = {c.id: c for c in exp.evaluate(cfg, _rank_points())}
     assert not claims["collapse-above"].asserted
     assert "cut to the depths that certify" in claims["collapse-above"].statement
     assert max(cfg.depths) < max(resolve_config(exp, "paper").depths)
@@ -316,7 +316,7 @@ def _bounds_points(**over) -> list[PointResult]:
 
 def _bounds_verdicts(points) -> dict[str, bool]:
     exp = get(BOUNDS)
-    return {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), points)}
+    return {c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), points)}
 
 
 def test_bounds_claims_pass_on_good_results() -> None:
@@ -346,7 +346,7 @@ def _with_medians(points, key: str, values) -> list[PointResult]:
 def test_bounds_cor8_reads_the_trend_and_the_untrained_nets() -> None:
     exp = get(BOUNDS)
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in exp.claims(cfg, _bounds_points())}
+    claims = {c.id: c for c in exp.evaluate(cfg, _bounds_points())}
     c = claims["cor8"]
     assert c.asserted and c.passed
     assert c.measured == pytest.approx(0.12 / 0.30, rel=1e-3)  # against its own init
@@ -380,7 +380,7 @@ def test_bounds_cor8_fails_on_untrained_nets() -> None:
     the trained ones. Their middle median falls with L too (the trend alone cannot tell
     them apart), but an untrained net is not below itself at init; and its rank among the
     untrained draws is reported."""
-    from bottlenecklab.experiments.fcnn.bottleneck_bounds import layer_s_next, middle_median
+    from bottlenecklab.measure import layer_s_next, middle_median
 
     exp = get(BOUNDS)
     cfg = resolve_config(exp, "quick")
@@ -411,9 +411,9 @@ def test_bounds_cor8_fails_on_untrained_nets() -> None:
         points[i] = dataclasses.replace(p, scalars=scalars)
     meds = [p.scalars["cor8_middle_median"] for p in points]
     assert meds == sorted(meds, reverse=True)  # the trend holds on untrained nets
-    c = {c.id: c for c in exp.claims(cfg, points)}["cor8"]
+    c = {c.id: c for c in exp.evaluate(cfg, points)}["cor8"]
     assert c.asserted and not c.passed and c.measured == 1
-    rank = {c.id: c for c in exp.claims(cfg, points)}["cor8-random-rank"]
+    rank = {c.id: c for c in exp.evaluate(cfg, points)}["cor8-random-rank"]
     assert 0 < rank.measured < cfg.cor8_random  # a random net sits among the random draws
 
 

@@ -57,7 +57,7 @@ def _result(seed: int = 0, **over: float) -> PointResult:
 def _claims(results: list[PointResult]) -> dict[str, bool]:
     exp = get(NAME)
     cfg = resolve_config(exp, "quick")
-    return {c.id: c.passed for c in exp.claims(cfg, results) if c.asserted}
+    return {c.id: c.passed for c in exp.evaluate(cfg, results) if c.asserted}
 
 
 def _verdicts(**over: float) -> dict[str, bool]:
@@ -143,7 +143,7 @@ def test_gap_claim_counts_an_unfinished_seed_as_failing() -> None:
     assert got["middle-gap-at-2"] is False
     exp = get(NAME)
     cfg = resolve_config(exp, "quick")
-    states = {c.id: c for c in exp.claims(cfg, [*results, diverged])}
+    states = {c.id: c for c in exp.evaluate(cfg, [*results, diverged])}
     assert str(states["state-is-u"].measured).startswith("not measured")
 
 
@@ -169,6 +169,6 @@ def test_reported_ranks_are_the_lowest_loss_seeds() -> None:
         _result(0, reg_loss=0.3, middle_jacobian_rank=3.0),
         _result(1, reg_loss=0.1, middle_jacobian_rank=2.0),
     ]
-    ranks = next(c for c in exp.claims(cfg, results) if c.id == "seed-ranks")
+    ranks = next(c for c in exp.evaluate(cfg, results) if c.id == "seed-ranks")
     assert not ranks.asserted and ranks.measured == 2.0
     assert "seed 0: loss 0.3" in ranks.statement and "seed 1: loss 0.1" in ranks.statement

@@ -66,7 +66,7 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
 def test_kernel_claims(slopes, verdicts) -> None:
     exp = get("talk/kernel-vs-depth")
     got = {
-        c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), _kernel_points(*slopes))
+        c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _kernel_points(*slopes))
     }
     assert {k: got[k] for k in verdicts} == verdicts
     assert got["kernel-composition-slope"] and got["net-composition-slope"]
@@ -74,7 +74,7 @@ def test_kernel_claims(slopes, verdicts) -> None:
 
 def test_kernel_claims_fail_without_points() -> None:
     exp = get("talk/kernel-vs-depth")
-    assert not any(c.passed for c in exp.claims(resolve_config(exp, "quick"), []))
+    assert not any(c.passed for c in exp.evaluate(resolve_config(exp, "quick"), []))
 
 
 # ---------------------------------------------------------------- tripoints
@@ -115,7 +115,7 @@ GOOD = ((1, 1, 2), ((0, 0), (0, 0), (1, 0)), ((2, 2), (1, 1), (0, 0)))
 def test_tripoint_claims(ranks, deep_tri, shallow_tri, failing) -> None:
     exp = get("talk/tripoints")
     cfg = resolve_config(exp, "quick")
-    claims = exp.claims(cfg, _tri_points(ranks, deep_tri, shallow_tri))
+    claims = exp.evaluate(cfg, _tri_points(ranks, deep_tri, shallow_tri))
     got = {c.id: c.passed for c in claims if c.asserted}
     assert got == {k: k != failing for k in got}
     assert set(got) == {"rank1-no-tripoint", "deep-affine-rank-1"}
@@ -127,7 +127,7 @@ def test_a_flat_shallow_net_with_a_tripoint_fails_the_slide() -> None:
     """The statement covers every 1-D affine net, shallow ones too (planted counter-case)."""
     exp = get("talk/tripoints")
     pts = _tri_points(*GOOD, shallow_ranks=(2, 1, 2))  # seed 1's shallow net: flat, 1 tripoint
-    got = {c.id: c for c in exp.claims(resolve_config(exp, "quick"), pts)}
+    got = {c.id: c for c in exp.evaluate(resolve_config(exp, "quick"), pts)}
     assert not got["rank1-no-tripoint"].passed
     assert got["rank1-no-tripoint"].measured == 1
 
@@ -135,7 +135,7 @@ def test_a_flat_shallow_net_with_a_tripoint_fails_the_slide() -> None:
 def test_the_slide_is_not_measured_without_a_flat_net() -> None:
     exp = get("talk/tripoints")
     pts = _tri_points((2, 2, 2), *GOOD[1:])
-    got = {c.id: c for c in exp.claims(resolve_config(exp, "quick"), pts)}
+    got = {c.id: c for c in exp.evaluate(resolve_config(exp, "quick"), pts)}
     assert got["rank1-no-tripoint"].state == "not-measured"
     assert not got["deep-affine-rank-1"].passed
 
@@ -158,7 +158,7 @@ def test_the_finding_is_the_figure_and_the_conditional_stays_asserted() -> None:
     assert expected_states("talk/tripoints", "deep-affine-rank-1") == ("failed",)
     exp = get("talk/tripoints")
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in exp.claims(cfg, _tri_points((2, 2, 2), *GOOD[1:]))}
+    claims = {c.id: c for c in exp.evaluate(cfg, _tri_points((2, 2, 2), *GOOD[1:]))}
     assert claims["rank1-no-tripoint"].asserted
     assert "the slide's figure" in claims["deep-affine-rank-1"].statement
     # the runner marks the finding's claim; the conditional stays not-measured
@@ -191,7 +191,7 @@ def _cnn(**over: float) -> list[PointResult]:
 )
 def test_newtonian_claims(over, verdicts) -> None:
     exp = get("talk/newtonian-cnn")
-    got = {c.id: c.passed for c in exp.claims(resolve_config(exp, "quick"), _cnn(**over))}
+    got = {c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _cnn(**over))}
     assert got == verdicts
 
 

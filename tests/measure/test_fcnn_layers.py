@@ -12,7 +12,10 @@ from bottlenecklab.measure import (
     fcnn_balance_residuals,
     jacobian_bounds,
     layer_ranks,
+    layer_s_next,
+    middle_affine_rank,
     middle_layer,
+    middle_median,
     middle_rank,
     representation_bottleneck,
     weight_spectra,
@@ -120,3 +123,34 @@ def test_centred_rank_threshold_is_relative() -> None:
     assert float(s[1] / s[0]) == pytest.approx(0.1, rel=1e-12)
     assert centred_rank(A) == 1
     assert centred_rank(A, rel=0.05) == 2
+
+
+def test_middle_median_reads_cor8s_window() -> None:
+    """Cor 8's middle layers `p <= l/L <= 1 - p`: at `L = 8, p = 0.25` layers 2..6."""
+    values = np.array([10.0, 0, 0, 0, 5, 5, 5, 10])  # layers l = 1..8
+    assert middle_median(values, 0.25) == 0.0  # layers 2..6: 0, 0, 0, 5, 5
+    assert middle_median(values, 0.125) == 5.0  # layers 1..7
+    assert np.isnan(middle_median(values, 0.55))  # no layer in [4.4, 3.6]
+
+
+def test_layer_s_next_is_the_k_plus_1st_singular_value_of_each_layer() -> None:
+    """`s_(k+1)(a~_l / sqrt N)`, 0 where a layer has no `k + 1`-st neuron (the output)."""
+    net = FCNNConfig(depth=4, width=6).build(3, 2, seed=1, dtype=torch.float64)
+    X = torch.randn(20, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    with torch.no_grad():
+        pre = net.forward_path(X)[0]
+    got = layer_s_next(net, X, 2)
+    want = [float(torch.linalg.svdvals(z / 20**0.5)[2]) for z in pre[:-1]]
+    np.testing.assert_allclose(got[:-1], want, rtol=1e-12)
+    assert got[-1] == 0.0  # the output layer has 2 neurons
+
+
+def test_middle_affine_rank_is_the_centred_rank_of_the_middle_layer() -> None:
+    """A net whose middle layer has one neuron has a middle representation of affine
+    dimension at most 1, and the value is `centred_rank` of `a~_(ceil(L/2))`."""
+    net = FCNNConfig(depth=4, width=6).build(3, 2, seed=1, dtype=torch.float64)
+    X = torch.randn(20, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    with torch.no_grad():
+        pre = net.forward_path(X)[0]
+    assert middle_affine_rank(net, X) == centred_rank(pre[middle_layer(4) - 1])
+    assert middle_affine_rank(net, X, rel=0.0) == min(6, 19)  # generic: full, N - 1 = 19

@@ -145,7 +145,10 @@ from bottlenecklab.measure.rank import (
     centred_rank,
     centred_singular_values,
     layer_ranks,
+    layer_s_next,
+    middle_affine_rank,
     middle_layer,
+    middle_median,
     middle_rank,
     precision_of,
     rank_depth_correlation,
@@ -196,6 +199,7 @@ from bottlenecklab.measure.sparsity import (
 # Singular values of weights, per layer and per frequency (`measure.spectra`)
 from bottlenecklab.measure.spectra import (
     TW_MARGIN,
+    frequency_spectra,
     largest_gap,
     layer_frequency_singular_values,
     layer_modes,
@@ -326,7 +330,10 @@ __all__ = [  # noqa: RUF022
     "centred_rank",
     "centred_singular_values",
     "layer_ranks",
+    "layer_s_next",
+    "middle_affine_rank",
     "middle_layer",
+    "middle_median",
     "middle_rank",
     "precision_of",
     "rank_depth_correlation",
@@ -362,6 +369,7 @@ __all__ = [  # noqa: RUF022
     "prune_one_dim",
     # measure.spectra
     "TW_MARGIN",
+    "frequency_spectra",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",

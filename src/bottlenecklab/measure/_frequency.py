@@ -8,9 +8,9 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
-from bottlenecklab.theory import frequency_singular_values, significant_modes
+from bottlenecklab.theory import frequency_order, frequency_singular_values, significant_modes
 
-__all__ = ["layer_frequency_singular_values", "layer_modes", "rollout"]
+__all__ = ["frequency_spectra", "layer_frequency_singular_values", "layer_modes", "rollout"]
 
 
 def layer_frequency_singular_values(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -22,6 +22,23 @@ def layer_modes(model: torch.nn.Module, rel: float) -> list[list[dict[str, float
     """`theory.significant_modes` of every layer (threshold `rel` times the layer's
     largest `s_{omega, i}`)."""
     return [significant_modes(s, rel) for s in layer_frequency_singular_values(model)]
+
+
+def frequency_spectra(model: torch.nn.Module) -> list[dict[str, float | int | str]]:
+    """Every `s_{omega, i}` of every layer in the long format of a run's spectra:
+    `{"layer", "matrix": "w1,w2" (the frequency omega), "index" (i, 1-based), "value",
+    "order"}` (`theory.frequency_order` of omega)."""
+    rows: list[dict[str, float | int | str]] = []
+    for l, s in enumerate(layer_frequency_singular_values(model), start=1):  # [n, n, r_l]
+        order = frequency_order(s.shape[0])
+        for w1 in range(s.shape[0]):
+            for w2 in range(s.shape[1]):
+                rows += [
+                    {"layer": l, "matrix": f"{w1},{w2}", "index": i, "value": v}
+                    | {"order": int(order[w1, w2])}
+                    for i, v in enumerate(s[w1, w2].tolist(), start=1)
+                ]
+    return rows
 
 
 def rollout(model: torch.nn.Module, x0: np.ndarray, steps: int, size: int) -> np.ndarray:

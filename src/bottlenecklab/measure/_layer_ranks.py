@@ -20,7 +20,10 @@ __all__ = [
     "centred_rank",
     "centred_singular_values",
     "layer_ranks",
+    "layer_s_next",
+    "middle_affine_rank",
     "middle_layer",
+    "middle_median",
     "middle_rank",
     "representation_bottleneck",
     "weight_spectra",
@@ -68,6 +71,38 @@ def centred_rank(A: torch.Tensor, rel: float = CENTRED_REL) -> int:
     if s.numel() == 0 or float(s[0]) == 0.0:
         return 0
     return int((s > rel * s[0]).sum())
+
+
+def middle_affine_rank(model: Any, X: torch.Tensor | np.ndarray, rel: float = CENTRED_REL) -> int:
+    """Affine dimension (`centred_rank`) of the middle representation: the centred
+    pre-activations `a~_(ceil(L/2))(X)` of a float64 copy of the `FCNN`; `X` `[N, d_in]`."""
+    net = float64_copy(model)
+    with torch.no_grad():
+        pre = net.forward_path(torch.as_tensor(X, dtype=torch.float64))[0]
+    return centred_rank(pre[middle_layer(net.depth) - 1], rel)
+
+
+def layer_s_next(model: Any, X: torch.Tensor | np.ndarray, k: int) -> np.ndarray:
+    """`s_(k+1)(a~_l(X) / sqrt N)` for `l = 1..L` (`[L]`, 0 where a layer has `<= k`
+    neurons; paper 001, Cor 8), on a float64 copy of the `FCNN`; `X` `[N, d_in]`."""
+    net = float64_copy(model)
+    X64 = torch.as_tensor(X, dtype=torch.float64)
+    with torch.no_grad():
+        pre = net.forward_path(X64)[0]
+    out = []
+    for z in pre:
+        s = torch.linalg.svdvals(z / math.sqrt(X64.shape[0]))
+        out.append(float(s[k]) if s.numel() > k else 0.0)
+    return np.array(out)
+
+
+def middle_median(values: np.ndarray, p: float) -> float:
+    """Median of `values[l - 1]` (`[L]`, e.g. `layer_s_next`) over the middle layers
+    `p <= l/L <= 1 - p` (paper 001, Cor 8's window); nan when no layer is in it."""
+    L = len(values)
+    l = np.arange(1, L + 1)
+    mid = (l / L >= p) & (l / L <= 1 - p)
+    return float(np.median(values[mid])) if mid.any() else math.nan
 
 
 def weight_spectra(model: Any) -> list[dict[str, Any]]:

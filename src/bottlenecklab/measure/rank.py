@@ -14,7 +14,10 @@ from bottlenecklab.measure._layer_ranks import (
     centred_rank,
     centred_singular_values,
     layer_ranks,
+    layer_s_next,
+    middle_affine_rank,
     middle_layer,
+    middle_median,
     middle_rank,
 )
 from bottlenecklab.measure._rank_depth import rank_depth_correlation, rank_group_fits
@@ -38,7 +41,10 @@ __all__ = [
     "centred_rank",
     "centred_singular_values",
     "layer_ranks",
+    "layer_s_next",
+    "middle_affine_rank",
     "middle_layer",
+    "middle_median",
     "middle_rank",
     "precision_of",
     "rank_depth_correlation",

@@ -4,7 +4,11 @@ random matrix of the same shape, and the per-frequency spectra and modes of a ci
 convolution (paper 002, slide 'Convolutional Networks').
 """
 
-from bottlenecklab.measure._frequency import layer_frequency_singular_values, layer_modes
+from bottlenecklab.measure._frequency import (
+    frequency_spectra,
+    layer_frequency_singular_values,
+    layer_modes,
+)
 from bottlenecklab.measure._layer_ranks import weight_spectra
 from bottlenecklab.measure._representation import TW_MARGIN, mp_spikes
 from bottlenecklab.measure._saddles import layer_singular_values
@@ -12,6 +16,7 @@ from bottlenecklab.measure._symmetry import largest_gap
 
 __all__ = [
     "TW_MARGIN",
+    "frequency_spectra",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",

@@ -25,13 +25,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, reported, unmeasured
+from bottlenecklab.experiments._checks import at_least, at_most, reported
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
     Gate,
     Measurement,
+    Outcome,
     PointResult,
+    Points,
     Reads,
 )
 from bottlenecklab.measure import (
@@ -53,8 +55,6 @@ from bottlenecklab.measure import (
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset, SymmetryDynamicsConfig, gd_path
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "001 Fig 2"
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,10 @@ class Config:
     map_height: float = 0.5
     map_resolution: int = 41
     certify: Gate = Gate(earlier=0.5)
+
+
+BASE = Config()  # its tolerances are the claims' windows
+COUNT_STEP = 1.0  # the window of a count of layers: it may not change at all
 
 
 def _state_metrics(
@@ -233,22 +237,9 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, layers=layers, spectra=spectra, tables=tables)
 
 
-CLAIMS = (
-    ("middle-gap-at-2", "middle-third weights have their largest spectral gap at i = 2"),
-    ("state-is-u", "the layer's 2-D state is the task's summary statistic, up to bijection"),
-    ("paths-uncrossed", "paths of different dynamics do not cross"),
-    ("rotation-invariant", "the first gap layer is invariant to rotations about w"),
-    ("seed-ranks", "per seed: regularized loss, middle Jacobian and centred ranks"),
-    ("layer2-rotation-ratio", "layer-2 rotation ratio"),
-    ("pca-crossings", "raw PCA crossings against random 2-D projections"),
-    ("step-consistency", "one-step self-consistency of the 2-D state"),
-)
-
-
-def lowest_loss(results: list[PointResult]) -> PointResult | None:
-    """The finished point with the lowest regularized training loss (`reg_loss`), or None."""
-    done = [r for r in results if r.status == "done"]
-    return min(done, key=lambda r: r.scalars["reg_loss"], default=None)
+def lowest_loss(pts: Points) -> PointResult:
+    """The point with the lowest regularized training loss (`reg_loss`)."""
+    return min(pts, key=lambda r: r.scalars["reg_loss"])
 
 
 def _seed(r: PointResult) -> str:
@@ -261,150 +252,164 @@ def _middle_ranks(r: PointResult, key: str) -> str:
     return "/".join(f"{row[key]:g}" for row in r.layers if L / 3 < row["layer"] <= 2 * L / 3)
 
 
-def gap_over_seeds(cfg: Config, results: list[PointResult]) -> Claim:
+def _worst(values: list[float]) -> float:
+    """The largest value; NaN (no untrained crossings, no gap layer) is the worst."""
+    return math.nan if any(map(math.isnan, values)) else max(values)
+
+
+def gap_over_seeds(cfg: Config, pts: Points) -> Outcome:
     """`middle-gap-at-2` over the preset's seeds (spec, fourth review): the lowest-loss seed
-    and a majority of the seeds (every grid point counts; an unfinished one fails) each
+    and a majority of the seeds (every grid seed counts; an unfinished one fails) each
     have the gap in a majority of their middle-third layers. Measured: how many seeds do."""
-    done = [r for r in results if r.status == "done"]
-    best = lowest_loss(results)
-    ok = {r.id: r.scalars["middle_gap_layers"] >= r.scalars["middle_layers"] // 2 + 1 for r in done}
-    n, need = len(results), len(results) // 2 + 1
+    best = lowest_loss(pts)
+    ok = {r.id: r.scalars["middle_gap_layers"] >= r.scalars["middle_layers"] // 2 + 1 for r in pts}
+    n = len(cfg.seeds)
     per_seed = "; ".join(
         f"seed {_seed(r)}: {r.scalars['middle_gap_layers']:g}/{r.scalars['middle_layers']:g} "
         f"layers, loss {r.scalars['reg_loss']:.7g}"
-        for r in done
+        for r in pts
     )
-    claim = at_least(
-        "middle-gap-at-2",
-        SOURCE,
-        f"seeds (of {n}) whose middle-third layers have their largest gap s_i/s_(i+1) at "
-        f"i = {cfg.gap_rank}, >= {cfg.min_gap:g}, in a majority of those layers; a majority "
-        f"of seeds needed, the lowest-regularized-loss seed among them "
-        f"(seed {_seed(best) if best else '?'}); {per_seed}",
-        float(sum(ok.values())),
-        need,
-    )
-    best_ok = best is not None and ok[best.id]
+    o = at_least(float(sum(ok.values())), n // 2 + 1, n=n, best=_seed(best), per_seed=per_seed)
     return dataclasses.replace(
-        claim,
-        expected=f"{claim.expected}; the lowest-loss seed among them",
-        passed=claim.passed and best_ok,
+        o,
+        expected=f"{o.expected}; the lowest-loss seed among them",
+        passed=o.passed and ok[best.id],
     )
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The Fig 2 claims (spec table) over the preset's seeds; the runner gates them by the
-    certificate of every seed (`reads`). `middle-gap-at-2` needs the lowest-loss seed and a
-    majority (`gap_over_seeds`); the 2-D state claims hold at every seed (their worst
-    value); the reported numbers are the lowest-loss seed's."""
-    done = [r for r in results if r.status == "done"]
-    if not done:
-        why = results[0].message if results else "no run"
-        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
-    if len(done) < len(results):  # a seed missing: the every-seed claims are not measured
-        why = f"{len(results) - len(done)} of {len(results)} seeds did not finish"
-        return [gap_over_seeds(cfg, results)] + [
-            unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS[1:]
-        ]
-    best = lowest_loss(done)
-    sc, rows = best.scalars, best.layers
-    n_mid = int(sc["middle_layers"])
-    l = int(sc["pca_layer"])
-    seeds = ", ".join(_seed(r) for r in done)
+def state_is_u(cfg: Config, pts: Points) -> Outcome:
+    """The smallest state metric over seeds, with the untrained net's (largest) below the
+    bound: the metric must tell the untrained net apart."""
+    best = lowest_loss(pts)
+    r2_init = max(pts.values("state_r2_init"))
     per_layer = ", ".join(
         f"{r['state_r2']:.2f}/{r['state_r2_init']:.2f}"
-        for r in rows
+        for r in best.layers
         if r.get("state_r2") is not None
     )
-    r2 = min(r.scalars["state_r2"] for r in done)
-    r2_init = max(r.scalars["state_r2_init"] for r in done)
-    state = at_least(
-        "state-is-u",
-        "001 §5, Fig 2",
-        f"at l = {l}, smallest over seeds {seeds}: smallest held-out k-NN R^2 (k = {cfg.knn}) "
-        "of z -> u_1, z -> u_2, u -> z_1, u -> z_2 (z: top-2 PCA of alpha_l fitted on the "
-        "training paths, u = ((w^T v)^2, ||(I - w w^T) v||^2), test paths); the untrained net "
-        f"at init must stay < {cfg.min_state_r2:g} (largest over seeds {r2_init:.3f}); "
-        f"trained/untrained per layer l = 1..L-1, seed {_seed(best)}: {per_layer}",
-        r2,
-        cfg.min_state_r2,
+    o = at_least(min(pts.values("state_r2")), cfg.min_state_r2, r2_init=r2_init)
+    o = o.with_facts(**facts(pts), per_layer=per_layer)
+    return dataclasses.replace(
+        o,
+        expected=f"{o.expected}; untrained < {cfg.min_state_r2:g}",
+        passed=o.passed and r2_init < cfg.min_state_r2,
     )
-    state = dataclasses.replace(
-        state,
-        expected=f"{state.expected}; untrained < {cfg.min_state_r2:g}",
-        # the metric must tell the untrained net apart
-        passed=state.passed and r2_init < cfg.min_state_r2,
+
+
+def facts(pts: Points) -> dict[str, Any]:
+    """The statement facts every claim shares: the seeds, the lowest-loss one, `l`."""
+    best = lowest_loss(pts)
+    return {
+        "seeds": ", ".join(_seed(r) for r in pts),
+        "best": _seed(best),
+        "l": int(best.scalars["pca_layer"]),
+    }
+
+
+def paths_uncrossed(cfg: Config, pts: Points) -> Outcome:
+    """The largest ratio over seeds of far crossings, trained over untrained."""
+    per = ", ".join(
+        f"{r.scalars['far_crossings']:g}/{r.scalars['far_crossings_init']:g}" for r in pts
     )
-    far = [r.scalars["far_crossing_ratio"] for r in done]
-    rot = [r.scalars["rotation_ratio"] for r in done]
-    # NaN (no untrained crossings, no gap layer) is the worst value: the claim fails
-    worst_far = math.nan if any(map(math.isnan, far)) else max(far)
-    worst_rot = math.nan if any(map(math.isnan, rot)) else max(rot)
+    worst = _worst(pts.values("far_crossing_ratio"))
+    return at_most(worst, cfg.crossing_ratio, per_seed=per, **facts(pts))
+
+
+def rotation_invariant(cfg: Config, pts: Points) -> Outcome:
+    """The largest median rotation ratio over seeds at the first gap layer."""
+    rot = pts.values("rotation_ratio")
+    per = ", ".join(f"l = {r.scalars['gap_layer']:g}: {x:.3g}" for r, x in zip(pts, rot))
+    return at_most(_worst(rot), cfg.rotation_bound, per_seed=per, **facts(pts))
+
+
+def seed_ranks(cfg: Config, pts: Points) -> Outcome:
+    """The lowest-loss seed's largest middle Jacobian rank, every seed's ranks listed."""
+    sc = lowest_loss(pts).scalars
     ranks = "; ".join(
         f"seed {_seed(r)}: loss {r.scalars['reg_loss']:.7g}, middle layers' Jacobian ranks "
         f"{_middle_ranks(r, 'jacobian_rank')}, centred ranks {_middle_ranks(r, 'centred_rank')}"
         f", Rank Jf {r.scalars['output_jacobian_rank']:g}"
-        for r in done
+        for r in pts
     )
-    out = [
-        gap_over_seeds(cfg, results),
-        state,
-        at_most(
-            "paths-uncrossed",
-            "001 §5, Fig 2",
-            f"largest over seeds {seeds}: crossings in the PCA plane at l = {l} between test "
-            f"paths whose exact u-curves are > {cfg.apart:g} sd apart over the untrained net's "
-            "(per seed: "
-            + ", ".join(
-                f"{r.scalars['far_crossings']:g}/{r.scalars['far_crossings_init']:g}" for r in done
-            )
-            + ")",
-            worst_far,
-            cfg.crossing_ratio,
-        ),
-        at_most(
-            "rotation-invariant",
-            SOURCE,
-            f"largest over seeds {seeds}: median ||a(Qv) - a(v)|| / ||a(v + delta) - a(v)|| at "
-            "the first layer with the gap (per seed: "
-            + ", ".join(f"l = {r.scalars['gap_layer']:g}: {x:.3g}" for r, x in zip(done, rot))
-            + ")",
-            worst_rot,
-            cfg.rotation_bound,
-        ),
-        reported(
-            "seed-ranks",
-            SOURCE,
-            f"the lowest-loss seed's ({_seed(best)}) largest median Jacobian rank of "
-            f"d a~_l/dx over the {n_mid} middle-third layers (s_i > 1e-3 s_1, 001's rank; "
-            f"centred: affine dimension, s_i > 0.2 s_1); {ranks}",
-            sc["middle_jacobian_rank"],
-        ),
-        reported(
-            "layer2-rotation-ratio",
-            SOURCE,
-            f"the same median ratio at layer 2, seed {_seed(best)} (heat map in the figure)",
-            sc["rotation_ratio_layer2"],
-        ),
-        reported(
-            "pca-crossings",
-            SOURCE,
-            f"seed {_seed(best)}: all crossings of the {cfg.n_paths} test paths in the PCA "
-            f"plane at l = {l} (untrained: {sc['pca_crossings_init']:g}; exact u: "
-            f"{sc['u_crossings']:g}; mean of {cfg.n_random} random 2-D projections of v(t): "
-            f"{sc['random_crossings']:.1f})",
-            sc["pca_crossings"],
-        ),
-        reported(
-            "step-consistency",
-            SOURCE,
-            f"seed {_seed(best)}: held-out k-NN R^2 of z(t) -> z(t+1) - z(t) at l = {l} "
-            "(smaller of the two coordinates)",
-            sc["step_r2"],
-        ),
-    ]
-    return out
+    n_mid = int(sc["middle_layers"])
+    return reported(sc["middle_jacobian_rank"], n_mid=n_mid, ranks=ranks, **facts(pts))
 
+
+def best_reported(name: str):
+    """A check reporting scalar `name` of the lowest-loss seed, with its numbers as facts."""
+    return lambda cfg, pts: reported(
+        lowest_loss(pts).scalars[name], sc=lowest_loss(pts).scalars, **facts(pts)
+    )
+
+
+CLAIMS = [
+    ClaimSpec(
+        "middle-gap-at-2",
+        "seeds (of {n}) whose middle-third layers have their largest gap s_i/s_(i+1) at "
+        "i = {cfg.gap_rank}, >= {cfg.min_gap:g}, in a majority of those layers; a majority "
+        "of seeds needed, the lowest-regularized-loss seed among them (seed {best}); "
+        "{per_seed}",
+        Reads(("middle_gap_layers",), window=COUNT_STEP),
+        gap_over_seeds,
+        partial=True,  # an unfinished seed counts as one without the gap
+    ),
+    ClaimSpec(
+        "state-is-u",
+        "at l = {l}, smallest over seeds {seeds}: smallest held-out k-NN R^2 (k = {cfg.knn}) "
+        "of z -> u_1, z -> u_2, u -> z_1, u -> z_2 (z: top-2 PCA of alpha_l fitted on the "
+        "training paths, u = ((w^T v)^2, ||(I - w w^T) v||^2), test paths); the untrained net "
+        "at init must stay < {cfg.min_state_r2:g} (largest over seeds {r2_init:.3f}); "
+        "trained/untrained per layer l = 1..L-1, seed {best}: {per_layer}",
+        Reads(("state_r2",), window=round(1 - BASE.min_state_r2, 12)),  # [min_state_r2, 1]
+        state_is_u,
+        source="001 §5, Fig 2",
+    ),
+    ClaimSpec(
+        "paths-uncrossed",
+        "largest over seeds {seeds}: crossings in the PCA plane at l = {l} between test "
+        "paths whose exact u-curves are > {cfg.apart:g} sd apart over the untrained net's "
+        "(per seed: {per_seed})",
+        Reads(("far_crossing_ratio",), window=BASE.crossing_ratio),  # [0, crossing_ratio]
+        paths_uncrossed,
+        source="001 §5, Fig 2",
+    ),
+    ClaimSpec(
+        "rotation-invariant",
+        "largest over seeds {seeds}: median ||a(Qv) - a(v)|| / ||a(v + delta) - a(v)|| at "
+        "the first layer with the gap (per seed: {per_seed})",
+        Reads(("rotation_ratio",), window=BASE.rotation_bound),  # [0, rotation_bound]
+        rotation_invariant,
+    ),
+    ClaimSpec(
+        "seed-ranks",
+        "the lowest-loss seed's ({best}) largest median Jacobian rank of d a~_l/dx over the "
+        "{n_mid} middle-third layers (s_i > 1e-3 s_1, 001's rank; centred: affine "
+        "dimension, s_i > 0.2 s_1); {ranks}",
+        None,
+        seed_ranks,
+    ),
+    ClaimSpec(
+        "layer2-rotation-ratio",
+        "the same median ratio at layer 2, seed {best} (heat map in the figure)",
+        None,
+        best_reported("rotation_ratio_layer2"),
+    ),
+    ClaimSpec(
+        "pca-crossings",
+        "seed {best}: all crossings of the {cfg.n_paths} test paths in the PCA plane at "
+        "l = {l} (untrained: {sc[pca_crossings_init]:g}; exact u: {sc[u_crossings]:g}; mean "
+        "of {cfg.n_random} random 2-D projections of v(t): {sc[random_crossings]:.1f})",
+        None,
+        best_reported("pca_crossings"),
+    ),
+    ClaimSpec(
+        "step-consistency",
+        "seed {best}: held-out k-NN R^2 of z(t) -> z(t+1) - z(t) at l = {l} (smaller of the "
+        "two coordinates)",
+        None,
+        best_reported("step_r2"),
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: a small net, a few steps.
@@ -451,22 +456,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="fcnn/symmetry-dynamics",
-    source=SOURCE,
+    source="001 Fig 2",
     title="A rotation symmetry gives bottleneck rank 2: gaps, the 2-D state, invariance",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"seed": "seeds"},
     measure=measure,
-    claims=claims,
-    figures=("symmetry_dynamics",),
+    claims=CLAIMS,
+    figures=("_talk:symmetry_dynamics",),
     doc=__doc__ or "",
-    # What each claim reads, with the width of its tolerance window (stability: 1/4 of it).
-    reads={
-        "middle-gap-at-2": Reads(("middle_gap_layers",), window=1.0),  # a count: no change
-        "state-is-u": Reads(("state_r2",), window=0.2),  # [0.8, 1]
-        "paths-uncrossed": Reads(("far_crossing_ratio",), window=0.1),  # [0, 0.1]
-        "rotation-invariant": Reads(("rotation_ratio",), window=0.5),  # [0, 0.5]
-    },
 )

@@ -16,19 +16,25 @@ Pilots and measured margins: `docs/lab-notes/talk.md`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
 
-from bottlenecklab.experiments._claims import in_range, reported, unmeasured
-from bottlenecklab.experiments._spec import Claim, Experiment, Measurement, PointResult
+from bottlenecklab.experiments._checks import in_range, reported, unmeasured
+from bottlenecklab.experiments._spec import (
+    ClaimSpec,
+    Experiment,
+    Measurement,
+    Outcome,
+    Points,
+    Ungated,
+)
 from bottlenecklab.measure import costs, loglog_slope
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset, RadialCompositionConfig
 from bottlenecklab.theory import gp_regression_error, kernel_test_error
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "002 opening slides"
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,8 @@ class Config:
     Args:
         sizes: training sizes `N` (grid).
         seeds: seeds (grid).
-        gp_dims: input dimensions of the Gaussian-process targets.
+        gp_dims: input dimensions of the Gaussian-process targets (one claim each, declared
+            for the base config's dimensions: a preset does not change them).
         length: Laplace kernel length.
         ridge: KRR ridge.
         jitter: Cholesky jitter of the draw.
@@ -64,6 +71,9 @@ class Config:
     net_min_n: int = 128
 
 
+BASE = Config()
+
+
 def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     """At this point's `N` and seed: the network's costs, the kernel's test error on the
     same compositional data, and the kernel's error on a GP target in each `d`."""
@@ -79,44 +89,54 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars)
 
 
-def _slope(results: list[PointResult], key: str, min_n: float = 0.0) -> float:
-    rows = [r for r in results if r.scalars.get("n_train", 0.0) >= min_n and key in r.scalars]
-    return loglog_slope([r.scalars["n_train"] for r in rows], [r.scalars[key] for r in rows])
+def slope(pts: Points, key: str, min_n: float = 0.0) -> float:
+    """Log-log slope of scalar `key` against `N` over the points with `N >= min_n`."""
+    rows = [p for p in pts if p.scalars.get("n_train", 0.0) >= min_n and key in p.scalars]
+    return loglog_slope([p.scalars["n_train"] for p in rows], [p.scalars[key] for p in rows])
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """GP slopes within `slope_tolerance` of `-1/d`; compositional slopes reported."""
-    done = [r for r in results if r.status == "done"]
-    out = []
-    for d in cfg.gp_dims:
-        lo, hi = -(1 + cfg.slope_tolerance) / d, -(1 - cfg.slope_tolerance) / d
-        st = (
-            f"Laplace-kernel ridge regression on its own GP target in d = {d}: log-log slope "
-            f"of the test error vs N within +-{cfg.slope_tolerance:.0%} of -1/d"
+def gp_slope(d: int, cfg: Config, pts: Points) -> Outcome:
+    """The GP target's slope in dimension `d` within `slope_tolerance` of `-1/d`."""
+    if len({p.scalars.get("n_train") for p in pts}) < 2:
+        return unmeasured("fewer than 2 N", d=d)
+    lo, hi = -(1 + cfg.slope_tolerance) / d, -(1 - cfg.slope_tolerance) / d
+    return in_range(slope(pts, f"gp_error_d{d}"), lo, hi, d=d)
+
+
+# Every claim reads the finished points even when a network's training diverged: the GP
+# slopes are the kernel's (no network), the compositional slopes only reported.
+CLAIMS = [
+    *(
+        ClaimSpec(
+            f"gp-slope-d{d}",
+            "Laplace-kernel ridge regression on its own GP target in d = {d}: log-log slope "
+            "of the test error vs N within +-{cfg.slope_tolerance:.0%} of -1/d",
+            Ungated(
+                "kernel ridge regression on Gaussian-process targets: a closed-form "
+                "estimator, no trained network"
+            ),
+            partial(gp_slope, d),
+            partial=True,
         )
-        if len({r.scalars.get("n_train") for r in done}) < 2:
-            out.append(unmeasured(f"gp-slope-d{d}", SOURCE, st, "see spec", "fewer than 2 N"))
-            continue
-        out.append(in_range(f"gp-slope-d{d}", SOURCE, st, _slope(done, f"gp_error_d{d}"), lo, hi))
-    big = [r for r in done if r.scalars.get("n_train", 0.0) >= cfg.net_min_n]
-    out += [
-        reported(
-            "kernel-composition-slope",
-            SOURCE,
-            f"kernel on h o g in [0,1]^{cfg.task.dim} (inner dimension 1): slope of the test "
-            f"error vs N >= {cfg.net_min_n}",
-            _slope(big, "kernel_test_error"),
-        ),
-        reported(
-            "net-composition-slope",
-            SOURCE,
-            f"deep net (L = {cfg.model.depth}, width {cfg.model.width}, lam = "
-            f"{cfg.train.lam:g}) on h o g: slope of the test error vs N >= {cfg.net_min_n}",
-            _slope(big, "test_cost"),
-        ),
-    ]
-    return out
-
+        for d in BASE.gp_dims
+    ),
+    ClaimSpec(
+        "kernel-composition-slope",
+        "kernel on h o g in [0,1]^{cfg.task.dim} (inner dimension 1): slope of the test "
+        "error vs N >= {cfg.net_min_n}",
+        None,
+        lambda cfg, pts: reported(slope(pts, "kernel_test_error", cfg.net_min_n)),
+        partial=True,
+    ),
+    ClaimSpec(
+        "net-composition-slope",
+        "deep net (L = {cfg.model.depth}, width {cfg.model.width}, lam = {cfg.train.lam:g}) "
+        "on h o g: slope of the test error vs N >= {cfg.net_min_n}",
+        None,
+        lambda cfg, pts: reported(slope(pts, "test_cost", cfg.net_min_n)),
+        partial=True,
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: two sizes, one seed, a few Adam steps on a narrow net.
@@ -141,21 +161,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="talk/kernel-vs-depth",
-    source=SOURCE,
+    source="002 opening slides",
     title="Kernel rate N^{-1/d} on GP targets; kernel vs deep net on a composition h o g",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"task.n_train": "sizes", "seed": "seeds"},
     measure=measure,
-    claims=claims,
-    figures=("kernel_vs_depth",),
+    claims=CLAIMS,
+    figures=("_talk:kernel_vs_depth",),
     doc=__doc__ or "",
-    # The asserted claims are kernel ridge regression (a closed-form estimator); the
-    # network's slope is only reported.
-    ungated={
-        "gp-slope-*": "kernel ridge regression on Gaussian-process targets: a closed-form "
-        "estimator, no trained network",
-    },
 )

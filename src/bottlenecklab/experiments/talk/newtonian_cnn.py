@@ -21,22 +21,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, unmeasured
+from bottlenecklab.experiments._checks import at_least, at_most
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
     Gate,
     Measurement,
-    PointResult,
+    Outcome,
+    Points,
     Reads,
 )
-from bottlenecklab.measure import costs, layer_frequency_singular_values, rollout
+from bottlenecklab.measure import costs, frequency_spectra, layer_modes, rollout
 from bottlenecklab.models import CircularCNNConfig
 from bottlenecklab.tasks import BallGravityConfig, Dataset, ball_frames
-from bottlenecklab.theory import frequency_order, significant_modes
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "002 'Learning Newtonian Mechanics'"
 
 
 @dataclass(frozen=True)
@@ -75,6 +73,10 @@ class Config:
     certify: Gate = Gate(threshold=0.1)
 
 
+BASE = Config()  # its tolerances are the claims' windows
+COUNT_STEP = 1.0  # the window of a count of layers: it may not change at all
+
+
 def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     """Costs vs the repeat-last-frame baseline, modes of every layer (table `modes`),
     all `s_{omega, i}` (`spectra`, with the order), and a rollout (table `rollout`)."""
@@ -84,30 +86,11 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     scalars["baseline_test_cost"] = float(((data.y_test - last) ** 2).sum(axis=1).mean())
     scalars["relative_test_cost"] = scalars["test_cost"] / scalars["baseline_test_cost"]
     L = model.depth
-    order = frequency_order(n)
-    spectra, modes, layers = [], [], []
-    for l, s in enumerate(layer_frequency_singular_values(model), start=1):
-        found = significant_modes(s, cfg.mode_rel)
+    modes, layers = [], []
+    for l, found in enumerate(layer_modes(model, cfg.mode_rel), start=1):
         modes += [{"layer": l, **m} for m in found]
-        layers.append(
-            {
-                "layer": l,
-                "modes": len(found),
-                "max_order": max((m["order"] for m in found), default=0),
-            }
-        )
-        for w1 in range(n):
-            for w2 in range(n):
-                for i, v in enumerate(s[w1, w2].tolist(), start=1):
-                    spectra.append(
-                        {
-                            "layer": l,
-                            "matrix": f"{w1},{w2}",
-                            "index": i,
-                            "value": v,
-                            "order": int(order[w1, w2]),
-                        }
-                    )
+        top = max((m["order"] for m in found), default=0)
+        layers.append({"layer": l, "modes": len(found), "max_order": top})
     middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
     ok = [r for r in middle if r["modes"] <= cfg.max_modes and r["max_order"] <= cfg.max_order]
     scalars["middle_layers"] = float(len(middle))
@@ -136,43 +119,42 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
         for t, frame in enumerate(frames[a])
     ]
     return Measurement(
-        scalars=scalars, layers=layers, spectra=spectra, tables={"modes": modes, "rollout": roll}
+        scalars=scalars,
+        layers=layers,
+        spectra=frequency_spectra(model),
+        tables={"modes": modes, "rollout": roll},
     )
 
 
-CLAIMS = (
-    ("next-step", "next-step test cost well below repeating the last frame"),
-    ("middle-low-modes", "middle layers keep few low-frequency modes"),
-)
+def next_step(cfg: Config, pts: Points) -> Outcome:
+    """Next-step test cost over the repeat-last-frame baseline's."""
+    sc = pts.last.scalars
+    return at_most(sc["relative_test_cost"], cfg.baseline_fraction, base=sc["baseline_test_cost"])
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """Next-step cost vs the baseline; low-mode middle layers."""
-    done = [r for r in results if r.status == "done"]
-    if not done:
-        why = results[0].message if results else "no run"
-        return [unmeasured(cid, SOURCE, st, "see spec", why) for cid, st in CLAIMS]
-    sc = done[0].scalars
+def middle_low_modes(cfg: Config, pts: Points) -> Outcome:
+    """Middle-third layers with few low-order modes: a majority of them."""
+    sc = pts.last.scalars
     n_mid = int(sc["middle_layers"])
-    first = at_most(
-        "next-step",
-        SOURCE,
-        f"next-step test cost / test cost of repeating the last frame "
-        f"({sc['baseline_test_cost']:.3g})",
-        sc["relative_test_cost"],
-        cfg.baseline_fraction,
-    )
-    second = at_least(
-        "middle-low-modes",
-        SOURCE,
-        f"middle-third layers (of {n_mid}) with <= {cfg.max_modes} modes "
-        f"s_(w,i) >= {cfg.mode_rel:g} x the layer's largest, all of order <= {cfg.max_order} "
-        "(table modes); a majority needed",
-        sc["middle_low_mode_layers"],
-        n_mid // 2 + 1,
-    )
-    return [first, second]
+    return at_least(sc["middle_low_mode_layers"], n_mid // 2 + 1, n_mid=n_mid)
 
+
+CLAIMS = [
+    ClaimSpec(
+        "next-step",
+        "next-step test cost / test cost of repeating the last frame ({base:.3g})",
+        Reads(("relative_test_cost",), window=BASE.baseline_fraction),  # bound above 0
+        next_step,
+    ),
+    ClaimSpec(
+        "middle-low-modes",
+        "middle-third layers (of {n_mid}) with <= {cfg.max_modes} modes s_(w,i) >= "
+        "{cfg.mode_rel:g} x the layer's largest, all of order <= {cfg.max_order} (table "
+        "modes); a majority needed",
+        Reads(("middle_low_mode_layers",), window=COUNT_STEP),
+        middle_low_modes,
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: 8x8 frames, a 3-layer net with 4 channels, a few steps.
@@ -211,21 +193,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="talk/newtonian-cnn",
-    source=SOURCE,
+    source="002 'Learning Newtonian Mechanics'",
     title="A circular CNN learns a falling ball with a few frequency-1 modes in the middle",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={},
     measure=measure,
-    claims=claims,
-    figures=("newtonian_rollout", "newtonian_modes"),
+    claims=CLAIMS,
+    figures=("_talk:newtonian_rollout", "_talk:newtonian_modes"),
     doc=__doc__ or "",
-    # What each claim reads, with its tolerance window (value stability: 1/4 of it).
-    reads={
-        "next-step": Reads(("relative_test_cost",), window=0.25),  # bound 0.25 above 0
-        # a count of layers: window 1, so it may not change at all over the last phase
-        "middle-low-modes": Reads(("middle_low_mode_layers",), window=1.0),
-    },
 )

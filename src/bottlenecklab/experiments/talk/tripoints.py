@@ -23,13 +23,15 @@ from typing import Any, Literal
 
 import torch
 
-from bottlenecklab.experiments._claims import at_least, at_most, reported, unmeasured
+from bottlenecklab.experiments._checks import at_least, at_most, reported, unmeasured
 from bottlenecklab.experiments._spec import (
-    Claim,
+    ClaimSpec,
     Experiment,
     Gate,
     Measurement,
+    Outcome,
     PointResult,
+    Points,
     Reads,
 )
 from bottlenecklab.measure import (
@@ -47,8 +49,6 @@ from bottlenecklab.measure import (
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BlobsConfig, Dataset
 from bottlenecklab.training import PhaseConfig, TrainConfig
-
-SOURCE = "002 'Implications: Classification'"
 
 Arch = Literal["shallow", "deep"]
 
@@ -107,6 +107,9 @@ class Config:
         return self.deep if self.arch == "deep" else self.shallow
 
 
+BASE = Config()  # its tolerances are the claims' windows
+
+
 def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     """Accuracy, the middle representation's affine dimension (centred pre-activations of
     layer `ceil(L/2)`) and weight rank, the weight spectra, tripoints at every resolution
@@ -150,79 +153,88 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     )
 
 
-def _tri(cfg: Config, r: PointResult) -> list[float]:
-    return [r.scalars[f"tripoints_{n}"] for n in cfg.resolutions]
+def tri(cfg: Config, p: PointResult) -> list[float]:
+    """The point's tripoint counts at every resolution."""
+    return [p.scalars[f"tripoints_{n}"] for n in cfg.resolutions]
 
 
-def claims(cfg: Config, results: list[PointResult]) -> list[Claim]:
-    """The slide's statement on every 1-D affine net; majority-of-seeds counts for the
-    shallow net's tripoints and the deep net's affine rank 1; weight ranks reported."""
-    done = [r for r in results if r.status == "done"]
-    by_arch = {a: [r for r in done if r.point.get("arch") == a] for a in cfg.archs}
-    majority = len(cfg.seeds) // 2 + 1
-    res = ", ".join(f"{n}^2" for n in cfg.resolutions)
-    rank_rule = f"centred middle pre-activations, singular values > {cfg.affine_rel:g} s_1"
-    out = []
-    st = (
-        f"every trained net (either architecture, any seed) whose middle representation is "
-        f"1-D affine ({rank_rule}) has no tripoint at {res} (data box + {cfg.margin:g}): "
-        "nets with a tripoint"
-    )
-    flat = [r for r in done if r.scalars["middle_affine_rank"] == 1]
-    if len(done) < len(results) or not results:
-        out.append(unmeasured("rank1-no-tripoint", SOURCE, st, "0", "trainings missing"))
-    elif not flat:
+def maps(cfg: Config) -> str:
+    """The decision maps' resolutions (`256^2, 512^2`): a statement's `{res}`."""
+    return ", ".join(f"{n}^2" for n in cfg.resolutions)
+
+
+def seeds_with(cfg: Config, pts: Points, arch: str, ok) -> float:
+    """How many nets of `arch` meet `ok` (nan: none of that architecture)."""
+    nets = [p for p in pts if p.point.get("arch") == arch]
+    return float(sum(bool(ok(p)) for p in nets)) if nets else math.nan
+
+
+def rank1_no_tripoint(cfg: Config, pts: Points) -> Outcome:
+    """Nets with a tripoint among those whose middle representation is 1-D affine."""
+    flat = [p for p in pts if p.scalars["middle_affine_rank"] == 1]
+    if not flat:
         why = "no trained net has a 1-D affine middle representation"
-        out.append(unmeasured("rank1-no-tripoint", SOURCE, st, "0", why))
-    else:
-        bad = sum(max(_tri(cfg, r)) > 0 for r in flat)
-        out.append(at_most("rank1-no-tripoint", SOURCE, f"{st} (of {len(flat)})", bad, 0))
-    specs = (
-        (
-            "shallow-tripoint",
-            "shallow",
-            f"shallow net (L = {cfg.shallow.depth}): >= 1 tripoint at {res}: seeds of "
-            f"{len(cfg.seeds)}",
-            lambda r: min(_tri(cfg, r)) >= 1,
-        ),
-        (
-            "deep-affine-rank-1",
-            "deep",
-            f"the slide's figure: deep net (L = {cfg.deep.depth}) with a 1-D affine middle "
-            f"representation ({rank_rule}): seeds of {len(cfg.seeds)}",
-            lambda r: r.scalars["middle_affine_rank"] == 1,
-        ),
-    )
-    for cid, arch, st, ok in specs:
-        nets = by_arch.get(arch, [])
-        if len(nets) < len(cfg.seeds):
-            why = f"{len(cfg.seeds) - len(nets)} {arch} trainings missing or diverged"
-            out.append(unmeasured(cid, SOURCE, st, f">= {majority}", why))
-            continue
-        count = sum(bool(ok(r)) for r in nets)
-        if cid == "shallow-tripoint":  # a premise an untrained shallow net meets (2 of 3)
-            note = "; an untrained shallow net has them too (vacuity audit): reported"
-            out.append(reported(cid, SOURCE, st + note, float(count)))
-        else:
-            out.append(at_least(cid, SOURCE, st, count, majority))
-    deep = by_arch.get("deep", [])
-    out += [
-        reported(
-            "deep-weight-rank-1",
-            SOURCE,
-            f"deep net: middle weight W_{middle_layer(cfg.deep.depth)} of numerical rank 1 "
-            f"(singular values > {cfg.rank_floor:g}, paper 001's rule): seeds",
-            float(sum(r.scalars["middle_rank"] == 1 for r in deep)) if deep else math.nan,
-        ),
-        reported(
-            "deep-no-tripoint",
-            SOURCE,
-            f"deep net: no tripoint at {res}: seeds",
-            float(sum(max(_tri(cfg, r)) == 0 for r in deep)) if deep else math.nan,
-        ),
-    ]
-    return out
+        return unmeasured(why, "0", res=maps(cfg), of="")
+    bad = sum(max(tri(cfg, p)) > 0 for p in flat)
+    return at_most(bad, 0, res=maps(cfg), of=f" (of {len(flat)})")
 
+
+RANK_RULE = "(centred middle pre-activations, singular values > {cfg.affine_rel:g} s_1)"
+CLAIMS = [
+    ClaimSpec(
+        "rank1-no-tripoint",
+        "every trained net (either architecture, any seed) whose middle representation is "
+        "1-D affine " + RANK_RULE + " has no tripoint at {res} (data box + {cfg.margin:g}): "
+        "nets with a tripoint{of}",
+        # the affine rank is 1 when s_2/s_1 <= affine_rel; tripoint counts are integers
+        # (bound 0): a window below 4 asks that they do not change at all
+        Reads(
+            ("middle_affine_ratio", *(f"tripoints_{n}" for n in BASE.resolutions)),
+            window=BASE.affine_rel,
+        ),
+        rank1_no_tripoint,
+    ),
+    ClaimSpec(
+        "shallow-tripoint",
+        "shallow net (L = {cfg.shallow.depth}): >= 1 tripoint at {res}: seeds of "
+        "{n_seeds}; an untrained shallow net has them too (vacuity audit): reported",
+        None,  # a premise an untrained shallow net meets (2 of 3)
+        lambda cfg, pts: reported(
+            seeds_with(cfg, pts, "shallow", lambda p: min(tri(cfg, p)) >= 1),
+            res=maps(cfg),
+            n_seeds=len(cfg.seeds),
+        ),
+    ),
+    ClaimSpec(
+        "deep-affine-rank-1",
+        "the slide's figure: deep net (L = {cfg.deep.depth}) with a 1-D affine middle "
+        "representation " + RANK_RULE + ": seeds of {n_seeds}",
+        Reads(("middle_affine_ratio",), window=BASE.affine_rel, where={"arch": "deep"}),
+        lambda cfg, pts: at_least(
+            seeds_with(cfg, pts, "deep", lambda p: p.scalars["middle_affine_rank"] == 1),
+            len(cfg.seeds) // 2 + 1,
+            n_seeds=len(cfg.seeds),
+        ),
+    ),
+    ClaimSpec(
+        "deep-weight-rank-1",
+        "deep net: middle weight W_{mid} of numerical rank 1 (singular values > "
+        "{cfg.rank_floor:g}, paper 001's rule): seeds",
+        None,
+        lambda cfg, pts: reported(
+            seeds_with(cfg, pts, "deep", lambda p: p.scalars["middle_rank"] == 1),
+            mid=middle_layer(cfg.deep.depth),
+        ),
+    ),
+    ClaimSpec(
+        "deep-no-tripoint",
+        "deep net: no tripoint at {res}: seeds",
+        None,
+        lambda cfg, pts: reported(
+            seeds_with(cfg, pts, "deep", lambda p: max(tri(cfg, p)) == 0), res=maps(cfg)
+        ),
+    ),
+]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: small nets, few steps, one seed (the claims' resolutions kept: cheap).
@@ -254,24 +266,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {},
 }
 
-EXPERIMENT = Experiment(
+EXPERIMENT = Experiment[Config](
     name="talk/tripoints",
-    source=SOURCE,
+    source="002 'Implications: Classification'",
     title="Deep nets classify through a rank-1 bottleneck: no tripoints; shallow nets have them",
-    config=Config(),
+    config=BASE,
     presets=PRESETS,
     grid={"arch": "archs", "seed": "seeds"},
     measure=measure,
-    claims=claims,
-    figures=("tripoints",),
+    claims=CLAIMS,
+    figures=("_talk:tripoints",),
     doc=__doc__ or "",
-    # What each claim reads, with its tolerance window (value stability: 1/4 of it). The
-    # affine rank is 1 when s_2/s_1 <= 0.2: window 0.2; tripoint counts are integers
-    # (bound 0 or 1): any window < 4 asks that they do not change at all.
-    reads={
-        "rank1-no-tripoint": Reads(
-            ("middle_affine_ratio", "tripoints_256", "tripoints_512"), window=0.2
-        ),
-        "deep-affine-rank-1": Reads(("middle_affine_ratio",), window=0.2, where={"arch": "deep"}),
-    },
 )
