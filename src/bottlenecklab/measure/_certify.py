@@ -12,6 +12,11 @@ Nonlinearities are found by intercepting `torch.relu`, `F.relu`, `Tensor.relu` a
 `TorchFunctionMode`, so any `nn.Module` whose kinks come from those calls is supported; a
 model with a hand-written backward exposes `forward_twice_differentiable` (used instead of
 `forward`).
+
+The minimization over the kink derivatives is box Gauss-Newton on exact linearizations
+(`_KinkProblem`); its Jacobian costs about one backward pass over the kinked rows where
+the parameters enter by matrix products, so a paper-size certificate takes about as long
+as a few full-batch gradients (`python -m benchmarks certificate-cost`).
 """
 
 from __future__ import annotations
@@ -148,7 +153,8 @@ class KinkMode(TorchFunctionMode):
         if slope is None:
             return func(*args, **kwargs)
         z = args[0]
-        value = torch.where(z > 0, z, slope * z)  # the activation's value (not in place)
+        # the activation's value, not in place (derivative `slope` at `z = 0`, as `where`'s)
+        value = torch.relu(z) if slope == 0.0 else F.leaky_relu(z, slope)
         zd = z.detach()
         i = len(self.calls)
         if self.masks is not None:
@@ -446,13 +452,15 @@ class _KinkProblem:
     samples independently), `g_fixed` all the rest (computed once, from the full
     gradient). A kink entry `i` enters the backward pass once: its derivative multiplies
     the adjoint `u_i` of its output, so `dg/ds_i = (1 - a_i) u_i grad_theta z_i` (`z_i`
-    its pre-activation, `a_i` the slope), exactly. The Jacobian `J = dg/ds` `[P, K]`
-    therefore needs one backward pass per kink through that kink's own row only: they
-    are batched with `torch.func.vmap` (per-sample gradients), and `J^T v` for any `v`
-    is one forward-mode pass (`torch.func.jvp`) over the kinked rows. `g` is affine in
-    each coordinate, and jointly affine unless one row has kink entries in two calls
-    (then `u` or `grad z` of one depends on the other's `s`, and each Gauss-Newton round
-    recomputes `J`).
+    its pre-activation, `a_i` the slope), exactly: the columns of `J = dg/ds` `[P, K]`
+    are per-sample gradients, and only `J^T J` `[K, K]` and `J^T g` are needed. Where the
+    parameters enter the forward pass by matrix products only (`nn.Linear`, the leaky
+    ResNet's layers), `J^T J` comes from one backward pass over one copy of each kink's
+    row (`_factors`); otherwise from the columns themselves (`torch.func.vmap` of
+    per-sample gradients, `_columns_gram`). `J^T v` for any `v` is two backward passes
+    over the kinked rows (`_transposed`). `g` is affine in each coordinate, and jointly
+    affine unless one row has kink entries in two calls (then `u` or `grad z` of one
+    depends on the other's `s`, and each Gauss-Newton round recomputes `J`).
     """
 
     def __init__(self, net, forward, cost_fn, X, Y, calls, g_full, g_reg) -> None:
@@ -481,13 +489,17 @@ class _KinkProblem:
         # the kink entries' (row in self.X, call, position in the call's row)
         self.kink_rows = torch.cat([m.reshape(len(m), -1).nonzero()[:, 0] for m in self.masks])
         self.kink_calls = torch.cat(
-            [torch.full((s,), i, dtype=torch.long) for i, s in enumerate(self.sizes)]
+            [
+                torch.full((s,), i, dtype=torch.long, device=X.device)
+                for i, s in enumerate(self.sizes)
+            ]
         )
         self.kink_flat = torch.cat([m.reshape(len(m), -1).nonzero()[:, 1] for m in self.masks])
         calls_per_row = torch.zeros(len(self.X), len(calls), dtype=torch.bool)
-        calls_per_row[self.kink_rows.cpu(), self.kink_calls] = True
+        calls_per_row[self.kink_rows.cpu(), self.kink_calls.cpu()] = True
         self.affine = bool(self.separable and (calls_per_row.sum(1) <= 1).all())
-        raw, _ = self._rows_gradient(self.s0)
+        raw, u = self._rows_gradient(self.s0)
+        self._start = (raw, u)
         self.g_fixed = g_full - raw if k < n else g_reg  # exact: no row without a kink
         self._factorable: bool | None = None  # unknown until the first Jacobian
 
@@ -590,8 +602,9 @@ class _KinkProblem:
         """
         if self._factorable is False:
             return None
-        if not self.separable:
-            self._factorable = False
+        storages = {p.untyped_storage().data_ptr() for p in self.params if p.numel()}
+        if not self.separable or len(storages) < sum(1 for p in self.params if p.numel()):
+            self._factorable = False  # (parameters sharing a storage are not told apart)
             return None
         K = len(s)
         r, call, pos = self.kink_rows, self.kink_calls, self.kink_flat
@@ -608,7 +621,7 @@ class _KinkProblem:
             b = None if pb is None else _Strided.of(pb[1], self.params[pb[0]], pb[0], pb[2])
             views.append((q, M, b))
         if self._factorable is None:  # each parameter entry in one product at most
-            uses = [torch.zeros(p.numel(), dtype=torch.long, device=p.device) for p in self.params]
+            uses = [torch.zeros(p.numel(), dtype=torch.int32, device=p.device) for p in self.params]
             for _, M, b in views:
                 M.count(uses[M.param])
                 if b is not None:
@@ -699,7 +712,7 @@ class _KinkProblem:
         rounds refine the solution against the recomputed residual.
         """
         s = self.s0
-        raw, u = self._rows_gradient(s)
+        raw, u = self._start
         g = self.g_fixed + raw
         best = float(g.pow(2).sum())
         G, factors = None, None
@@ -774,7 +787,8 @@ class _Strided:
     def count(self, uses: torch.Tensor) -> None:
         """Add one to `uses` (flat, one per parameter entry) at the view's entries."""
         if self.index is not None:
-            uses.index_add_(0, self.index.reshape(-1), torch.ones_like(self.index.reshape(-1)))
+            index = self.index.reshape(-1)
+            uses.index_add_(0, index, torch.ones_like(index, dtype=uses.dtype))
         else:
             uses.as_strided(self.shape, self.stride, uses.storage_offset() + self.offset).add_(1)
 
