@@ -202,9 +202,7 @@ def test_the_column_route_by_blocks_gives_the_whole_one(monkeypatch) -> None:
     net, X, Y = _module(_Scaled)
     tau = _tau(net, X, 25)
     whole = certify(net, (X, Y), 1e-2, tau=tau)
-    monkeypatch.setattr(
-        cert_module, "STORE_BYTES", 8 * 7 * 64
-    )  # 4 columns a block
+    monkeypatch.setattr(cert_module, "STORE_BYTES", 8 * 7 * 64)  # 4 columns a block
     monkeypatch.setattr(cert_module, "COLUMN_BYTES", 8 * 2 * 64)  # computed 2 at a time
     blocks = certify(net, (X, Y), 1e-2, tau=tau)
     assert blocks.stationarity == pytest.approx(whole.stationarity, rel=RTOL)
