@@ -8,7 +8,7 @@ import torch
 
 from benchmarks import (
     adaptive_overhead,
-    certify,
+    certificate_cost,
     compiled,
     continuation,
     convergence,
@@ -25,7 +25,7 @@ from benchmarks import (
 
 BENCHMARKS = {
     "adaptive-overhead": adaptive_overhead.main,
-    "certify": certify.main,
+    "certificate-cost": certificate_cost.main,
     "compiled": compiled.main,
     "continuation": continuation.main,
     "convergence": convergence.main,

@@ -12,6 +12,11 @@ Nonlinearities are found by intercepting `torch.relu`, `F.relu`, `Tensor.relu` a
 `TorchFunctionMode`, so any `nn.Module` whose kinks come from those calls is supported; a
 model with a hand-written backward exposes `forward_twice_differentiable` (used instead of
 `forward`).
+
+The minimization over the kink derivatives is box Gauss-Newton on exact linearizations
+(`_KinkProblem`); its Jacobian costs about one backward pass over the kinked rows where
+the parameters enter by matrix products, so a paper-size certificate takes about as long
+as a few full-batch gradients (`python -m benchmarks certificate-cost`).
 """
 
 from __future__ import annotations
@@ -144,14 +149,12 @@ class KinkMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in _RELUS:
-            slope = 0.0
-        elif func in _LEAKY:
-            slope = float(args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01))
-        else:
+        slope = _slope(func, args, kwargs)
+        if slope is None:
             return func(*args, **kwargs)
         z = args[0]
-        value = torch.where(z > 0, z, slope * z)  # the activation's value (not in place)
+        # the activation's value, not in place (derivative `slope` at `z = 0`, as `where`'s)
+        value = torch.relu(z) if slope == 0.0 else F.leaky_relu(z, slope)
         zd = z.detach()
         i = len(self.calls)
         if self.masks is not None:
@@ -196,7 +199,7 @@ def certify(
     cost: str | Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = "mse",
     tau: float = TAU,
     threshold: float = THRESHOLD,
-    max_iter: int = 200,
+    max_iter: int = 8,
     device: str | None = None,
 ) -> Certificate:
     """The convergence certificate of `model` on its training data (spec `convergence.md`).
@@ -210,7 +213,8 @@ def certify(
         cost: a name in `tasks.COSTS` or a function `(Y_hat, Y) -> scalar`.
         tau: the kink band, relative to each call's rms pre-activation.
         threshold: stationarity at or below which the network counts as converged.
-        max_iter: iterations of L-BFGS-B over the free derivatives `s in [0, 1]^K`.
+        max_iter: at most this many box Gauss-Newton rounds over the free derivatives
+            `s in [0, 1]^K` (each solves its linearized problem exactly).
         device: where to compute (default: the model's device).
 
     A pure function of its inputs: for the library's models the last few results are kept,
@@ -260,14 +264,17 @@ def _certify(model, data, lam, cost, tau, threshold, max_iter, device) -> Certif
     cost_fn = COSTS[cost] if isinstance(cost, str) else cost
     forward = kink_forward(net)
 
-    reg_grads = torch.autograd.grad(_regularization(net, lam), params, allow_unused=True)
-    reg_force = _norm(reg_grads)
+    reg_grads = _flat(
+        params, torch.autograd.grad(_regularization(net, lam), params, allow_unused=True)
+    )
+    reg_force = float(reg_grads.norm())
     scale = reg_force if lam > 0 and reg_force > 0 else 1.0
 
     recorder = KinkMode(tau)
     with recorder:
         loss = cost_fn(forward(X), Y) + _regularization(net, lam)
-    grad_norm = _norm(torch.autograd.grad(loss, params, allow_unused=True))
+    g_full = _flat(params, torch.autograd.grad(loss, params, allow_unused=True))
+    grad_norm = float(g_full.norm())
     calls = recorder.calls
     kinks = tuple(int(c.mask.sum()) for c in calls)
     entries = tuple(int(c.z.numel()) for c in calls)
@@ -275,9 +282,8 @@ def _certify(model, data, lam, cost, tau, threshold, max_iter, device) -> Certif
     best, iters = smooth, 0
     s_best = [(c.z[c.mask] > 0).to(X.dtype) for c in calls]  # autograd's derivative
     if sum(kinks):
-        value, iters, s_min = _min_generalized_gradient(
-            net, forward, cost_fn, X, Y, lam, calls, max_iter
-        )
+        problem = _KinkProblem(net, forward, cost_fn, X, Y, calls, g_full, reg_grads)
+        value, iters, s_min = problem.minimize(max_iter)
         if math.sqrt(max(value, 0.0)) / scale < smooth:
             best, s_best = math.sqrt(max(value, 0.0)) / scale, s_min
     return Certificate(
@@ -298,86 +304,523 @@ def _certify(model, data, lam, cost, tau, threshold, max_iter, device) -> Certif
     )
 
 
-def _min_generalized_gradient(net, forward, cost_fn, X, Y, lam, calls, max_iter):
-    """`min_s ||g(s)||^2` with the derivative free on the kink set; `(value, iterations,
-    s)`, `s` one tensor per call (its kink entries, in the mask's order).
+class _Chosen(TorchFunctionMode):
+    """Applies given derivatives `d` (one tensor per nonlinearity call, shaped like its
+    pre-activation) and keeps each call's pre-activation `z` and output in the graph.
 
-    The cost is a mean over samples and the forward pass treats samples independently, so
-    the gradient splits into the rows with a kink (recomputed for each `s`) and all the
-    others (computed once): each evaluation costs a pass over the kinked rows only.
+    With `params`, it also records every matrix product whose matrix operand is a view of
+    one of them (`_Product`): the factors of the per-sample gradients of those parameters.
+    `factored` turns False when a product does not fit that form (then nothing recorded
+    may be used).
     """
-    params = [p for p in net.parameters() if p.requires_grad]
-    n = len(X)
-    hit = torch.zeros(n, dtype=torch.bool, device=X.device)
-    for c in calls:
-        if c.z.dim() >= 1 and c.z.shape[0] == n:
-            hit |= c.mask.reshape(n, -1).any(1)
-        else:  # a call whose rows are not the samples: keep every row
-            hit[:] = True
-    rows, rest = hit.nonzero().squeeze(1), (~hit).nonzero().squeeze(1)
-    k = len(rows)
-    fixed = _regularization(net, lam)
-    if len(rest):  # no kink in these rows: autograd's derivative is the only one
-        fixed = fixed + cost_fn(forward(X[rest]), Y[rest]) * (len(rest) / n)
-    g_fixed = [
-        torch.zeros_like(p) if g is None else g.detach()
-        for p, g in zip(params, torch.autograd.grad(fixed, params, allow_unused=True))
-    ]
-    masks = [c.mask[rows] for c in calls]
-    s0 = [(c.z[rows][m] > 0).to(X.dtype) for c, m in zip(calls, masks)]
-    sizes = [int(t.numel()) for t in s0]
 
-    def gradient(flat: torch.Tensor, graph: bool = False) -> torch.Tensor:
-        with KinkMode(TAU, list(torch.split(flat, sizes)), masks=masks):
-            F_s = cost_fn(forward(X[rows]), Y[rows]) * (k / n)
-        g = torch.autograd.grad(F_s, params, create_graph=graph, allow_unused=True)
-        return torch.cat(
-            [(gf + gi if gi is not None else gf).reshape(-1) for gf, gi in zip(g_fixed, g)]
+    def __init__(
+        self, d: Sequence[torch.Tensor], params: Sequence[torch.Tensor] | None = None
+    ) -> None:
+        super().__init__()
+        self.d = d
+        self.z: list[torch.Tensor] = []
+        self.out: list[torch.Tensor] = []
+        self.products: list[_Product] = []
+        self.factored = params is not None
+        self._scaled: dict[int, tuple[torch.Tensor, int, torch.Tensor, float]] = {}
+        self._owner = {
+            p.untyped_storage().data_ptr(): i for i, p in enumerate(params or ()) if p.numel()
+        }
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        slope = _slope(func, args, kwargs)
+        if slope is None:
+            out = func(*args, **kwargs)
+            if self._owner and func in _PRODUCTS:
+                self._record(func, args, kwargs, out)
+            elif self._owner and func in _SCALINGS and not kwargs:
+                self._scaling(args, out)
+            return out
+        z = args[0]
+        value = torch.where(z > 0, z, slope * z)
+        out = value.detach() + self.d[len(self.z)] * (z - z.detach())
+        self.z.append(z)
+        self.out.append(out)
+        return out
+
+    def _param(self, t: Any) -> tuple[int, torch.Tensor, float] | None:
+        """`(parameter index, view, scale)` when `t` is `scale` times a view of a
+        parameter (scale 1: the view itself), else None."""
+        if not torch.is_tensor(t) or not t.requires_grad or t.numel() == 0:
+            return None
+        if id(t) in self._scaled:
+            return self._scaled[id(t)][1:]
+        i = self._owner.get(t.untyped_storage().data_ptr())
+        return None if i is None else (i, t, 1.0)
+
+    def _scaling(self, args, out) -> None:
+        """Record `out = a * view` for a number `a` (e.g. a bias scale)."""
+        if len(args) != 2:
+            return
+        for t, a in (args, args[::-1]):
+            source = self._param(t)
+            if source is not None and isinstance(a, (int, float)) and not isinstance(a, bool):
+                i, view, scale = source
+                self._scaled[id(out)] = (out, i, view, scale * float(a))
+                return
+
+    def _record(self, func, args, kwargs, out) -> None:
+        names = {
+            torch.addmm: ("input", "mat1", "mat2"),
+            torch.Tensor.addmm: ("self", "mat1", "mat2"),
+            F.linear: ("input", "weight", "bias"),
+        }
+        bound = dict(zip(names.get(func, ("input", "other")), args)) | kwargs
+        if func in (torch.addmm, torch.Tensor.addmm):
+            x, M, b, transposed = bound.get("mat1"), bound.get("mat2"), bound.get("input"), False
+            if bound.get("beta", 1) != 1 or bound.get("alpha", 1) != 1:
+                b = M = x = None  # scaled products are not recorded: refuse below
+        elif func is F.linear:
+            x, M, b, transposed = bound.get("input"), bound.get("weight"), bound.get("bias"), True
+        else:  # x @ M
+            x, M, b, transposed = args[0], args[1], None, False
+        if b is not None and not (torch.is_tensor(b) and b.requires_grad):
+            b = None  # a constant bias uses no parameter
+        if M is None or x is None:
+            self.factored = False
+            return
+        pm, pb = self._param(M), (self._param(b) if b is not None else None)
+        if pm is None and pb is None and self._param(x) is None:
+            return  # no parameter is used directly by this product
+        ok = (
+            pm is not None
+            and self._param(x) is None
+            and x.dim() == 2
+            and M.dim() == 2
+            and out.dim() == 2
+            and (b is None or (pb is not None and b.dim() == 1))
         )
-
-    flat0 = torch.cat(s0)
-    if len(flat0) <= MAX_EXACT:
-        value, iters, flat = _box_gauss_newton(gradient, flat0)
-        return value, iters, list(torch.split(flat, sizes))
-
-    def objective(s: list[torch.Tensor]) -> torch.Tensor:
-        return gradient(torch.cat(s), graph=True).pow(2).sum()
-
-    return minimize_box(objective, s0, max_iter)
+        if not ok:
+            self.factored = False
+            return
+        self.products.append(_Product(x.detach(), out, pm, transposed, pb))
 
 
-MAX_EXACT = 512  # kink entries up to which the Jacobian in s is formed column by column
+@dataclass
+class _Product:
+    """`out = x M + b` (`x M^T + b` when `transposed`), `M` and `b` scaled views of
+    parameters (`(index, view, scale)`; `b` may be None): the gradient of the view of `M`
+    for sample `i` is `scale x_i^T delta_i`."""
+
+    x: torch.Tensor  # [K, in]
+    out: torch.Tensor  # [K, out]
+    pm: tuple[int, torch.Tensor, float]
+    transposed: bool
+    pb: tuple[int, torch.Tensor, float] | None
 
 
-def _box_gauss_newton(
-    gradient, s: torch.Tensor, rounds: int = 8
-) -> tuple[float, int, torch.Tensor]:
-    """`min ||g(s)||^2` over `s in [0, 1]^K` for `g` affine in each coordinate of `s`.
+_SCALINGS = {torch.mul, torch.Tensor.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__}
+_PRODUCTS = {
+    torch.addmm,
+    torch.Tensor.addmm,
+    F.linear,
+    torch.mm,
+    torch.Tensor.mm,
+    torch.matmul,
+    torch.Tensor.matmul,
+    torch.Tensor.__matmul__,
+}
 
-    Each coordinate enters the chain rule once, so a column of the Jacobian is the exact
-    difference `g(s + e_k) - g(s)`; the box-constrained linear least-squares problem is
-    solved exactly (`box_least_squares`) and re-linearized where kinks interact
-    (several kinks along one sample's path). Returns the smallest `||g||^2` evaluated, the
-    number of rounds and the `s` that gave it.
+
+class _Forward(torch.nn.Module):
+    """`kink_forward(net)` as a module's `forward` (for `torch.func.functional_call`)."""
+
+    def __init__(self, net: torch.nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return kink_forward(self.net)(x)
+
+
+COLUMN_BYTES = 2**28  # memory of the Jacobian columns computed at once (one vmap)
+STORE_BYTES = 2**30  # up to this size the Jacobian is kept whole; beyond, its Gram by blocks
+
+
+class _KinkProblem:
+    """`min ||g(s)||^2` over the derivatives `s in [0, 1]^K` on the kink set.
+
+    The generalized gradient is `g(s) = g_fixed + grad_theta F_rows(s)`, `F_rows` the cost
+    over the rows with a kink (the cost is a mean over samples and the forward pass treats
+    samples independently), `g_fixed` all the rest (computed once, from the full
+    gradient). A kink entry `i` enters the backward pass once: its derivative multiplies
+    the adjoint `u_i` of its output, so `dg/ds_i = (1 - a_i) u_i grad_theta z_i` (`z_i`
+    its pre-activation, `a_i` the slope), exactly: the columns of `J = dg/ds` `[P, K]`
+    are per-sample gradients, and only `J^T J` `[K, K]` and `J^T g` are needed. Where the
+    parameters enter the forward pass by matrix products only (`nn.Linear`, the leaky
+    ResNet's layers), `J^T J` comes from one backward pass over one copy of each kink's
+    row (`_factors`); otherwise from the columns themselves (`torch.func.vmap` of
+    per-sample gradients, `_columns_gram`). `J^T v` for any `v` is two backward passes
+    over the kinked rows (`_transposed`). `g` is affine in each coordinate, and jointly
+    affine unless one row has kink entries in two calls (then `u` or `grad z` of one
+    depends on the other's `s`, and each Gauss-Newton round recomputes `J`).
     """
-    g = gradient(s).detach()
-    best = float(g.pow(2).sum())
-    done = 0
-    while done < rounds:
-        done += 1
-        cols = []
-        for i in range(len(s)):
-            e = s.clone()
-            e[i] += 1.0 if s[i] < 0.5 else -1.0
-            cols.append((gradient(e).detach() - g) * (1.0 if s[i] < 0.5 else -1.0))
-        J = torch.stack(cols, 1)  # [P, K]
-        s_new = box_least_squares(J, J @ s - g).to(s.device)
-        g_new = gradient(s_new).detach()
-        value = float(g_new.pow(2).sum())
-        if not value < best * (1 - 1e-9):
-            break
-        s, g, best = s_new, g_new, value
-    return best, done, s
+
+    def __init__(self, net, forward, cost_fn, X, Y, calls, g_full, g_reg) -> None:
+        self.net, self.forward, self.cost_fn = net, forward, cost_fn
+        self.names = [n for n, p in net.named_parameters() if p.requires_grad]
+        self.params = [p for p in net.parameters() if p.requires_grad]
+        n = len(X)
+        # Rows are samples when every call's leading axis is the batch; else all rows are
+        # kept together and a column's backward pass runs over all of them.
+        self.separable = all(c.z.dim() >= 1 and c.z.shape[0] == n for c in calls)
+        hit = torch.zeros(n, dtype=torch.bool, device=X.device)
+        if self.separable:
+            for c in calls:
+                hit |= c.mask.reshape(n, -1).any(1)
+        else:
+            hit[:] = True
+        self.rows = hit.nonzero().squeeze(1)
+        k = len(self.rows)
+        self.X, self.Y, self.weight = X[self.rows], Y[self.rows], k / n
+        sel = (lambda t: t[self.rows]) if self.separable else (lambda t: t)
+        self.z = [sel(c.z) for c in calls]
+        self.masks = [sel(c.mask) for c in calls]
+        self.slopes = [c.slope for c in calls]
+        self.sizes = [int(m.sum()) for m in self.masks]
+        self.s0 = torch.cat([z[m] > 0 for z, m in zip(self.z, self.masks)]).to(X.dtype)
+        # the kink entries' (row in self.X, call, position in the call's row)
+        self.kink_rows = torch.cat([m.reshape(len(m), -1).nonzero()[:, 0] for m in self.masks])
+        self.kink_calls = torch.cat(
+            [
+                torch.full((s,), i, dtype=torch.long, device=X.device)
+                for i, s in enumerate(self.sizes)
+            ]
+        )
+        self.kink_flat = torch.cat([m.reshape(len(m), -1).nonzero()[:, 1] for m in self.masks])
+        calls_per_row = torch.zeros(len(self.X), len(calls), dtype=torch.bool)
+        calls_per_row[self.kink_rows.cpu(), self.kink_calls.cpu()] = True
+        self.affine = bool(self.separable and (calls_per_row.sum(1) <= 1).all())
+        raw, u = self._rows_gradient(self.s0)
+        self._start = (raw, u)
+        self.g_fixed = g_full - raw if k < n else g_reg  # exact: no row without a kink
+        self._factorable: bool | None = None  # unknown until the first Jacobian
+
+    def _derivatives(self, s: torch.Tensor) -> list[torch.Tensor]:
+        """The derivative of every entry of every call (kink entries from `s`)."""
+        out = []
+        for z, m, a, si in zip(self.z, self.masks, self.slopes, torch.split(s, self.sizes)):
+            d = torch.where(z > 0, 1.0, a).to(z.dtype)
+            free = torch.zeros_like(z).masked_scatter(m, si)
+            out.append(torch.where(m, a + free * (1.0 - a), d))
+        return out
+
+    def _rows_gradient(self, s: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """`grad_theta F_rows(s)` `[P]` and the adjoints of the calls' outputs (per call)."""
+        mode = _Chosen(self._derivatives(s))
+        with mode:
+            F_rows = self.cost_fn(self.forward(self.X), self.Y) * self.weight
+        # an output that does not depend on the parameters has `grad z = 0`: no adjoint needed
+        live = [o for o in mode.out if o.requires_grad]
+        grads = torch.autograd.grad(F_rows, [*self.params, *live], allow_unused=True)
+        P = len(self.params)
+        adjoint = iter(grads[P:])
+        u = [(next(adjoint) if o.requires_grad else None) for o in mode.out]
+        u = [torch.zeros_like(o) if a is None else a for o, a in zip(mode.out, u)]
+        return _flat(self.params, grads[:P]), u
+
+    def _coefficients(self, u: list[torch.Tensor]) -> torch.Tensor:
+        """`(1 - a_i) u_i` of every kink entry `[K]`: `dg/ds_i = c_i grad_theta z_i`."""
+        return torch.cat([(1.0 - a) * ui[m] for ui, m, a in zip(u, self.masks, self.slopes)])
+
+    def _transposed(self, s: torch.Tensor, c: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """`J^T v` `[K]` for `v` `[P]`: `c * (grad_theta z_K) v`, by differentiating
+        `<grad_theta (w . z_K), v>` in the kink weights `w` (two backward passes)."""
+        mode = _Chosen(self._derivatives(s))
+        with mode:
+            self.forward(self.X)
+        w = [torch.zeros_like(z, requires_grad=True) for z in mode.z]
+        live = [(wi, z) for wi, z in zip(w, mode.z) if z.requires_grad]
+        if not live:
+            return torch.zeros_like(c)
+        total = sum((wi * z).sum() for wi, z in live)
+        q = torch.autograd.grad(total, self.params, create_graph=True, allow_unused=True)
+        inner = sum((qi * vi).sum() for qi, vi in zip(q, _unflat(self.params, v)) if qi is not None)
+        if not torch.is_tensor(inner) or not inner.requires_grad:
+            return torch.zeros_like(c)
+        dz = torch.autograd.grad(inner, [wi for wi, _ in live], allow_unused=True)
+        tangents = iter(dz)
+        parts = []
+        for z, m in zip(mode.z, self.masks):
+            t = next(tangents) if z.requires_grad else None
+            parts.append((torch.zeros_like(z) if t is None else t)[m])
+        return c * torch.cat(parts)
+
+    def _column_blocks(self, s: torch.Tensor, c: torch.Tensor, idx: torch.Tensor):
+        """The Jacobian columns `idx`, as blocks `[B, P]` (per-sample gradients)."""
+        d = self._derivatives(s)
+        module = _Forward(self.net)
+        primals = {f"net.{n}": p.detach() for n, p in zip(self.names, self.params)}
+
+        def weighted_kinks(p, x, d_row, onehot):
+            mode = _Chosen(d_row)
+            with mode:
+                torch.func.functional_call(module, p, (x,))
+            return sum((w * z).sum() for w, z in zip(onehot, mode.z))
+
+        per_kink = torch.func.vmap(
+            torch.func.grad(weighted_kinks),
+            in_dims=(None, 0, 0, 0) if self.separable else (None, None, None, 0),
+        )
+        P = sum(p.numel() for p in self.params)
+        step = max(1, COLUMN_BYTES // (8 * P))
+        for lo in range(0, len(idx), step):
+            b = idx[lo : lo + step]
+            r, call, pos = self.kink_rows[b], self.kink_calls[b], self.kink_flat[b]
+            if self.separable:  # each kink's own row: [B, 1, ...]
+                x = self.X[r].unsqueeze(1)
+                d_rows = [t[r].unsqueeze(1) for t in d]
+                shapes = [(len(b), 1, *t.shape[1:]) for t in d]
+                rr = torch.zeros_like(r)
+            else:
+                x, d_rows = self.X, d
+                shapes = [(len(b), *t.shape) for t in d]
+                rr = r
+            onehot = [torch.zeros(sh, dtype=self.X.dtype, device=self.X.device) for sh in shapes]
+            for j in range(len(b)):
+                w = onehot[int(call[j])]
+                w[j].view(w.shape[1], -1)[rr[j], pos[j]] = c[b[j]]
+            grads = per_kink(primals, x, d_rows, onehot)
+            yield torch.cat([grads[f"net.{n}"].reshape(len(b), -1) for n in self.names], 1)
+
+    def _factors(self, s: torch.Tensor, c: torch.Tensor) -> list[_Factor] | None:
+        """The per-sample gradient factors of the Jacobian's columns, or None where the
+        model's parameters are not all used by recorded matrix products (`_Chosen`).
+
+        Each kink entry is given its own copy of its row, so one backward pass from
+        `sum_i c_i z_i` gives every column's output adjoint `delta_i` at every product
+        `x M`: the gradient of `M` in column `i` is `x_i^T delta_i` (and `delta_i` for a
+        bias). Whether these products hold every use of the parameters is checked once,
+        on `J^T v` for a fixed random `v` against `_transposed`.
+        """
+        if self._factorable is False:
+            return None
+        storages = {p.untyped_storage().data_ptr() for p in self.params if p.numel()}
+        if not self.separable or len(storages) < sum(1 for p in self.params if p.numel()):
+            self._factorable = False  # (parameters sharing a storage are not told apart)
+            return None
+        K = len(s)
+        r, call, pos = self.kink_rows, self.kink_calls, self.kink_flat
+        mode = _Chosen([t[r] for t in self._derivatives(s)], self.params)
+        with mode:
+            self.forward(self.X[r])
+        if not mode.factored or len(mode.z) != len(self.z):
+            self._factorable = False
+            return None
+        views = []
+        for q in mode.products:
+            (im, vm, sm), pb = q.pm, q.pb
+            M = _Strided.of(vm.T if q.transposed else vm, self.params[im], im, sm)  # [in, out]
+            b = None if pb is None else _Strided.of(pb[1], self.params[pb[0]], pb[0], pb[2])
+            views.append((q, M, b))
+        if self._factorable is None:  # each parameter entry in one product at most
+            uses = [torch.zeros(p.numel(), dtype=torch.int32, device=p.device) for p in self.params]
+            for _, M, b in views:
+                M.count(uses[M.param])
+                if b is not None:
+                    b.count(uses[b.param])
+            if any(bool((u > 1).any()) for u in uses):
+                self._factorable = False
+                return None
+        weights = [torch.zeros_like(z) for z in mode.z]
+        rows = torch.arange(K, device=r.device)
+        for j, w in enumerate(weights):
+            sel = call == j
+            if sel.any():
+                w.view(K, -1)[rows[sel], pos[sel]] = c[sel]
+        live = [(w * z).sum() for w, z in zip(weights, mode.z) if z.requires_grad]
+        views = [(q, M, b) for q, M, b in views if q.out.requires_grad]
+        deltas = (
+            torch.autograd.grad(sum(live), [q.out for q, _, _ in views], allow_unused=True)
+            if live and views
+            else [None] * len(views)
+        )
+        factors = [
+            _Factor(q.x, delta.detach(), M, b)
+            for (q, M, b), delta in zip(views, deltas)
+            if delta is not None
+        ]
+        if self._factorable is None:
+            v = torch.randn(
+                sum(p.numel() for p in self.params),
+                generator=torch.Generator().manual_seed(0),
+                dtype=s.dtype,
+            ).to(s.device)
+            exact = self._transposed(s, c, v)
+            self._factorable = bool(
+                (self._factored_transposed(factors, v) - exact).norm() <= 1e-8 * exact.norm()
+            )
+            if not self._factorable:
+                return None
+        return factors
+
+    def _factored_transposed(self, factors: list[_Factor], v: torch.Tensor) -> torch.Tensor:
+        """`J^T v` `[K]` from the factors: `sum (x_i^T v_M delta_i + v_b . delta_i)`."""
+        parts = _unflat(self.params, v)
+        out = torch.zeros(len(self.kink_rows), dtype=v.dtype, device=v.device)
+        for f in factors:
+            out += f.M.scale * ((f.x @ f.M.view(parts[f.M.param])) * f.delta).sum(1)
+            if f.b is not None:
+                out += f.b.scale * (f.delta * f.b.view(parts[f.b.param])).sum(1)
+        return out
+
+    @staticmethod
+    def _factored_gram(factors: list[_Factor], K: int, like: torch.Tensor) -> torch.Tensor:
+        """`J^T J` `[K, K]` from the factors: `sum (x_i . x_j)(delta_i . delta_j)`."""
+        G = torch.zeros(K, K, dtype=like.dtype, device=like.device)
+        for f in factors:
+            dd = f.delta @ f.delta.T
+            G += f.M.scale**2 * (f.x @ f.x.T) * dd
+            if f.b is not None:
+                G += f.b.scale**2 * dd
+        return G
+
+    def _columns_gram(self, s: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """`J^T J` `[K, K]` from the columns: whole when `J` fits in `STORE_BYTES`, beyond
+        by blocks."""
+        K = len(s)
+        P = sum(p.numel() for p in self.params)
+        everything = torch.arange(K)
+        if 8 * K * P <= STORE_BYTES:
+            J = torch.cat(list(self._column_blocks(s, c, everything)))  # [K, P]
+            return J @ J.T
+        G = torch.empty(K, K, dtype=s.dtype, device=s.device)
+        size = max(1, STORE_BYTES // (16 * P))  # a block held while the rest streams by
+        for lo in range(0, K, size):
+            Ja = torch.cat(list(self._column_blocks(s, c, everything[lo : lo + size])))
+            at = lo
+            for Jb in self._column_blocks(s, c, everything[lo:]):
+                block = Ja @ Jb.T
+                G[lo : lo + len(Ja), at : at + len(Jb)] = block
+                G[at : at + len(Jb), lo : lo + len(Ja)] = block.T
+                at += len(Jb)
+        return G
+
+    def minimize(self, rounds: int) -> tuple[float, int, list[torch.Tensor]]:
+        """Box Gauss-Newton: `(smallest ||g||^2 evaluated, rounds, s per call)`.
+
+        Each round solves the linearized problem `min ||g + J (s' - s)||` over the box
+        exactly (`box_least_squares_gram`, from `J^T J` and `J^T g`) and keeps `s'` if it
+        lowers `||g||`. Where `g` is affine the Jacobian is formed once and the next
+        rounds refine the solution against the recomputed residual.
+        """
+        s = self.s0
+        raw, u = self._start
+        g = self.g_fixed + raw
+        best = float(g.pow(2).sum())
+        G, factors = None, None
+        done = 0
+        while done < rounds:
+            done += 1
+            c = self._coefficients(u)
+            if G is None or not self.affine:
+                factors = self._factors(s, c)
+                if factors is not None:
+                    G = self._factored_gram(factors, len(s), s)
+                else:
+                    G = self._columns_gram(s, c)
+            if factors is not None:
+                h = self._factored_transposed(factors, g)
+            else:
+                h = self._transposed(s, c, g)  # J^T g
+            s_new = box_least_squares_gram(G, G @ s - h).to(s.device)
+            raw, u_new = self._rows_gradient(s_new)
+            g_new = self.g_fixed + raw
+            value = float(g_new.pow(2).sum())
+            if not value < best * (1 - 1e-9):
+                break
+            s, g, u, best = s_new, g_new, u_new, value
+        return best, done, list(torch.split(s, self.sizes))
+
+
+@dataclass
+class _Factor:
+    """One product's share of the Jacobian's columns: column `i` holds
+    `M.scale x_i^T delta_i` at the entries `M` (`[in, out]`) of a parameter, and
+    `b.scale delta_i` at the entries `b`."""
+
+    x: torch.Tensor  # [K, in]
+    delta: torch.Tensor  # [K, out]
+    M: _Strided
+    b: _Strided | None
+
+
+@dataclass(frozen=True)
+class _Strided:
+    """A scaled view of parameter `param`: where it lies, as shape, strides and offset in
+    the parameter's storage (a contiguous parameter), or as the flat indices of its
+    entries (any other)."""
+
+    param: int  # its index
+    scale: float  # the product uses `scale` times the view
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int
+    index: torch.Tensor | None = None
+
+    @classmethod
+    def of(cls, view: torch.Tensor, param: torch.Tensor, i: int, scale: float) -> _Strided:
+        offset = view.storage_offset() - param.storage_offset()
+        shape, stride = tuple(view.shape), tuple(view.stride())
+        if param.is_contiguous():
+            return cls(i, scale, shape, stride, offset)
+        # the flat (row-major) index of every storage element of the parameter
+        where = torch.empty_strided(param.shape, param.stride(), dtype=torch.long)
+        where.copy_(torch.arange(param.numel()).reshape(param.shape))
+        index = where.as_strided(shape, stride, where.storage_offset() + offset)
+        return cls(i, scale, shape, stride, offset, index.to(param.device))
+
+    def view(self, t: torch.Tensor) -> torch.Tensor:
+        """The same entries of `t` (shaped like the parameter)."""
+        if self.index is not None:
+            return t.reshape(-1)[self.index]
+        t = t.contiguous()
+        return t.as_strided(self.shape, self.stride, t.storage_offset() + self.offset)
+
+    def count(self, uses: torch.Tensor) -> None:
+        """Add one to `uses` (flat, one per parameter entry) at the view's entries."""
+        if self.index is not None:
+            index = self.index.reshape(-1)
+            uses.index_add_(0, index, torch.ones_like(index, dtype=uses.dtype))
+        else:
+            uses.as_strided(self.shape, self.stride, uses.storage_offset() + self.offset).add_(1)
+
+
+MAX_EXACT = 512  # kink entries up to which `_hamiltonian` forms its Jacobian column by column
+
+
+def box_least_squares_gram(G: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`argmin s^T G s - 2 b^T s` over `s in [0, 1]^K` for a Gram matrix `G = J^T J`
+    `[K, K]` and `b = J^T t` `[K]`: the box least-squares problem `min ||J s - t||` without
+    `J` (returns `[K]` float64 on the CPU).
+
+    With `G = V diag(lam) V^T`, the `K x K` problem `min ||diag(lam)^(1/2) V^T s -
+    diag(lam)^(-1/2) V^T b||` has the same minimizers (`b` lies in the range of `G`; the
+    directions with `lam` below round-off are dropped), and bounded-variable least
+    squares (`scipy`'s `bvls`) solves it.
+    """
+    G = G.detach().to("cpu", torch.float64)
+    b = b.detach().to("cpu", torch.float64)
+    lam, V = torch.linalg.eigh((G + G.T) / 2)
+    keep = lam > lam.max().clamp_min(0.0) * len(lam) * torch.finfo(torch.float64).eps
+    if not keep.any():
+        return torch.zeros(len(b), dtype=torch.float64)
+    root = lam[keep].sqrt()
+    A = root[:, None] * V[:, keep].T  # [r, K]
+    target = (V[:, keep].T @ b) / root
+    if A.shape[0] < A.shape[1]:  # bvls wants at least as many rows as unknowns
+        pad = A.shape[1] - A.shape[0]
+        A = torch.cat([A, A.new_zeros(pad, A.shape[1])])
+        target = torch.cat([target, target.new_zeros(pad)])
+    sol = scipy.optimize.lsq_linear(A.numpy(), target.numpy(), bounds=(0.0, 1.0), method="bvls")
+    return torch.as_tensor(sol.x, dtype=torch.float64).clamp(0.0, 1.0)
 
 
 def box_least_squares(J: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -440,5 +883,25 @@ def minimize_box(
     return best[0], int(res.nit), parts
 
 
-def _norm(grads: Sequence[torch.Tensor | None]) -> float:
-    return math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
+def _flat(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor | None]) -> torch.Tensor:
+    """The gradients as one vector `[P]` (zeros for an unused parameter)."""
+    return torch.cat(
+        [
+            (torch.zeros_like(p) if g is None else g.detach()).reshape(-1)
+            for p, g in zip(params, grads)
+        ]
+    )
+
+
+def _unflat(params: Sequence[torch.Tensor], v: torch.Tensor) -> list[torch.Tensor]:
+    """`v` `[P]` split and shaped like `params`."""
+    return [t.reshape(p.shape) for p, t in zip(params, torch.split(v, [p.numel() for p in params]))]
+
+
+def _slope(func, args, kwargs) -> float | None:
+    """The derivative for `z < 0` of a ReLU / LeakyReLU call, or None for any other call."""
+    if func in _RELUS:
+        return 0.0
+    if func in _LEAKY:
+        return float(args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01))
+    return None
