@@ -1,0 +1,440 @@
+"""Newton-KKT on the kink manifold: the endgame of a ReLU network's training (issue 33).
+
+At an L2-regularized ReLU optimum some pre-activation entries sit exactly at 0 (spec
+`convergence.md`). Holding a kink set `K` of them at 0, the training loss is smooth on
+the manifold `z_K(theta) = 0`, and the nonsmooth critical point is a KKT point of
+
+    min F_off(theta)  s.t.  c(theta) = z_K(theta) = 0,
+
+`F_off` the loss with the entries of `K` switched off (derivative `a`, the leaky slope,
+there: on the manifold their value is 0 whatever the side). The multipliers `mu` of
+`grad F_off + J^T mu = 0` are the derivative choices of the certificate: with `adj_k` the
+loss's derivative with respect to entry `k`'s activation, `s_k = mu_k / ((1 - a) adj_k)`
+(exact when no two kinks lie on one sample's path; `measure.certify` re-solves `s`).
+
+One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
+- the Jacobian `J` `[|K|, P]` of the constraints is formed by batched backward passes
+  over the samples that hold a kink (each constraint depends on its own sample only);
+  `J J^T` is inverted by a symmetric eigendecomposition (pseudo-inverse: rows without
+  dependence on the parameters, e.g. a kink of the fixed input lift, drop out);
+- normal step `d_n = -J^+ c`, then a tangential step by projected Steihaug CG on the
+  Hessian of the Lagrangian (exact Hessian-vector products: double backward of
+  `F_off + mu . c`) in the null space of `J`, inside the trust region;
+- the step is accepted on the `l1` merit `F_off + nu ||c||_1` (`nu` above every
+  `|mu_k|`), with a second-order correction against the Maratos effect;
+- the kink set changes in blocks: entries whose derivative choice `s_k` leaves `[0, 1]`
+  are released (and barred from re-entry for `COOLDOWN` steps); entries outside `K`
+  whose sign a rejected step flipped (the kinks that blocked it) are added.
+
+The kink set is identified at the first step from the gap in `|z| / rms(z)` of each call
+(the widest empty band of at least `MIN_GAP` decades below `1e-2`, else the certificate's
+`tau = 1e-6`). A smoothed continuation (`newton` phases with `smooth = 1e2 ... 1e8`) before
+this phase is what opens that gap (measured in `docs/lab-notes/leaky-resnet.md`, "Kink-aware
+solver (2026-11-28)").
+
+Like the certificate and `SmoothReLU`, kinks are found by intercepting `torch.relu`,
+`F.relu`, `Tensor.relu` and `F.leaky_relu` calls (`TorchFunctionMode`), so any model whose
+kinks come from those calls is supported (through `forward_twice_differentiable` where
+the model has one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+__all__ = ["KinkNewton", "PieceMode", "find_kinks", "kink_newton_step"]
+
+ETA = 0.1  # acceptance threshold of the merit's actual / predicted decrease
+MAX_RADIUS = 1000.0
+CG_ITERS = 200  # most projected CG iterations per tangential step
+COOLDOWN = 5  # steps a released entry stays out of the kink set
+MIN_GAP = 2.0  # decades of empty band in |z|/rms that identify the kink set
+GAP_TOP = 1e-2  # the kink set lies below this |z|/rms
+TAU = 1e-6  # the certificate's band: the kink set when no gap opens
+RELEASE = 1e-6  # margin outside [0, 1] of s at which an entry is released
+JACOBIAN_CHUNK = 256  # constraint rows per batched backward pass
+
+_RELUS = {torch.relu, F.relu, torch.Tensor.relu}
+_LEAKY = {F.leaky_relu}
+
+
+class PieceMode(TorchFunctionMode):
+    """Inside `with PieceMode(masks):` each ReLU / leaky-ReLU call `i` computes its
+    activation with the entries of `masks[i]` switched off (`a z`, `a` the slope), and
+    keeps their pre-activations (with their graph) in `z_K[i]` and a zero probe added to
+    their activations in `probes[i]` (its gradient is the loss's derivative with respect
+    to those activations). With `masks = None` it only records each call's
+    pre-activation (`z`, detached) and slope.
+
+    Args:
+        masks: one bool tensor per call, shaped like its pre-activation; or None.
+        probe: add the probes (they need `requires_grad`, so only where differentiated).
+    """
+
+    def __init__(self, masks: list[torch.Tensor] | None = None, probe: bool = False) -> None:
+        super().__init__()
+        self.masks, self.probe = masks, probe
+        self.z: list[torch.Tensor] = []
+        self.slopes: list[float] = []
+        self.z_K: list[torch.Tensor] = []
+        self.probes: list[torch.Tensor] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _RELUS:
+            slope = 0.0
+        elif func in _LEAKY:
+            slope = float(args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01))
+        else:
+            return func(*args, **kwargs)
+        z = args[0]
+        i = len(self.z)
+        self.z.append(z.detach().clone())
+        self.slopes.append(slope)
+        value = torch.where(z > 0, z, slope * z)
+        if self.masks is None:
+            return value
+        mask = self.masks[i]
+        value = torch.where(mask, slope * z, value)
+        self.z_K.append(z[mask])
+        if self.probe:
+            e = z.new_zeros(int(mask.sum()), requires_grad=True)
+            self.probes.append(e)
+            value = value + torch.zeros_like(z).masked_scatter(mask, e)
+        return value
+
+
+def find_kinks(zs: list[torch.Tensor]) -> tuple[list[torch.Tensor], float]:
+    """The kink set of pre-activations `zs` (one tensor per call): `(masks, band)`.
+
+    `band`: the `|z| / rms(z)` threshold, in the middle (log scale) of the widest empty
+    interval of at least `MIN_GAP` decades below `GAP_TOP`, over all calls together; `TAU`
+    when there is none.
+    """
+    ratios = [z.abs() / z.pow(2).mean().sqrt().clamp_min(torch.finfo(z.dtype).tiny) for z in zs]
+    if not ratios:
+        return [], TAU
+    flat = torch.cat([r.reshape(-1) for r in ratios])
+    small = flat[flat <= GAP_TOP]
+    band = TAU
+    if small.numel():
+        logs = torch.log10(torch.sort(small).values.clamp_min(1e-300))
+        logs = torch.cat([logs, logs.new_tensor([math.log10(GAP_TOP)])])
+        gaps = logs[1:] - logs[:-1]
+        i = int(torch.argmax(gaps))
+        if float(gaps[i]) >= MIN_GAP:
+            band = 10.0 ** float(0.5 * (logs[i] + logs[i + 1]))
+    return [r <= band for r in ratios], band
+
+
+class KinkNewton:
+    """The resumable state of a `kink_newton` phase (what a checkpoint keeps as
+    `optimizer`): trust radius, merit penalty `nu`, kink set (one bool mask per
+    nonlinearity call, or None before the first step), the step count and, per entry,
+    the step until which a released entry stays out of the kink set; `band` the kink band
+    found at identification. `stationarity`: the relative KKT residual
+    `||grad F_off + J^T mu|| / ||grad(lam R)||` at the last step (logged, not resumed)."""
+
+    def __init__(self, radius: float) -> None:
+        self.radius = float(radius)
+        self.nu = 0.0
+        self.masks: list[torch.Tensor] | None = None
+        self.barred: list[torch.Tensor] | None = None
+        self.steps = 0
+        self.band = TAU
+        self.stationarity = math.nan
+        self.released = 0
+        self.added = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "radius": self.radius,
+            "nu": self.nu,
+            "masks": self.masks,
+            "barred": self.barred,
+            "steps": self.steps,
+            "band": self.band,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.radius, self.nu = float(state["radius"]), float(state["nu"])
+        self.masks, self.barred = state["masks"], state["barred"]
+        self.steps, self.band = int(state["steps"]), float(state["band"])
+
+
+def _flat(tensors) -> torch.Tensor:
+    return torch.cat([t.reshape(-1) for t in tensors])
+
+
+def _assign(params, flat: torch.Tensor) -> None:
+    with torch.no_grad():
+        for p, v in zip(params, torch.split(flat, [p.numel() for p in params])):
+            p.copy_(v.view_as(p))
+
+
+class _Point:
+    """The piece at the current parameters: merit parts, gradients, constraint Jacobian,
+    multipliers and the Hessian-vector product of the Lagrangian."""
+
+    def __init__(self, loss_fn, params, masks, reg_fn) -> None:
+        self.params = params
+        with torch.enable_grad(), PieceMode(masks, probe=True) as mode:
+            loss = loss_fn()
+        self.loss = loss
+        self.value = float(loss.detach())
+        self.zs, self.slopes = mode.z, mode.slopes
+        c_parts = mode.z_K
+        self.c_graph = torch.cat(c_parts) if c_parts else loss.new_zeros(0)
+        self.c = self.c_graph.detach()
+        probes = mode.probes
+        n_c = self.c.numel()
+        grads = torch.autograd.grad(
+            loss, [*params, *probes], create_graph=True, materialize_grads=True
+        )
+        self.grads = grads[: len(params)]
+        self.g = _flat(self.grads).detach()
+        self.adj = _flat(grads[len(params) :]).detach() if probes else self.g.new_zeros(0)
+        self.slope_K = (
+            torch.cat(
+                [
+                    torch.full((int(m.sum()),), s, dtype=self.g.dtype)
+                    for m, s in zip(masks, self.slopes)
+                ]
+            ).to(self.g.device)
+            if n_c
+            else self.g.new_zeros(0)
+        )
+        if n_c and self.c_graph.requires_grad:
+            self.J = self._jacobian()
+        else:
+            self.J = self.g.new_zeros((n_c, self.g.numel()))
+        # the pseudo-inverse of J J^T (rows without parameter dependence drop out)
+        JJ = self.J @ self.J.T
+        evals, evecs = torch.linalg.eigh(JJ) if n_c else (JJ.new_zeros(0), JJ)
+        cutoff = (float(evals.max()) if n_c else 0.0) * n_c * torch.finfo(JJ.dtype).eps
+        inv = torch.where(evals > cutoff, 1.0 / evals.clamp_min(1e-300), torch.zeros_like(evals))
+        self._evecs, self._inv = evecs, inv
+        self.mu = -self.solve(self.J @ self.g)  # least-squares multipliers
+        self.kkt = (self.g + self.J.T @ self.mu).norm()
+        self.reg_force = float(reg_fn().norm()) if reg_fn is not None else 1.0
+        self._lagrangian = None
+
+    def _jacobian(self) -> torch.Tensor:
+        rows = []
+        n = self.c.numel()
+        for start in range(0, n, JACOBIAN_CHUNK):
+            k = min(JACOBIAN_CHUNK, n - start)
+            eye = self.c.new_zeros((k, n))
+            eye[torch.arange(k), start + torch.arange(k)] = 1.0
+            J = torch.autograd.grad(
+                self.c_graph,
+                self.params,
+                grad_outputs=eye,
+                is_grads_batched=True,
+                retain_graph=True,
+                materialize_grads=True,
+            )
+            rows.append(torch.cat([j.reshape(k, -1) for j in J], 1).detach())
+        return torch.cat(rows)
+
+    def solve(self, r: torch.Tensor) -> torch.Tensor:
+        """`(J J^T)^+ r`."""
+        if not r.numel():
+            return r
+        return self._evecs @ (self._inv * (self._evecs.T @ r))
+
+    def project(self, v: torch.Tensor) -> torch.Tensor:
+        """`v` projected on the null space of `J`."""
+        if not self.c.numel():
+            return v
+        return v - self.J.T @ self.solve(self.J @ v)
+
+    def s(self) -> torch.Tensor:
+        """The derivative choices the multipliers imply, one per kink entry (`nan` where
+        the activation does not reach the loss)."""
+        denom = (1.0 - self.slope_K) * self.adj
+        return torch.where(denom != 0, self.mu / torch.where(denom != 0, denom, 1.0), math.nan)
+
+    def hvp(self, v: torch.Tensor) -> torch.Tensor:
+        """The Hessian of the Lagrangian `F_off + mu . c` times `v`."""
+        if self._lagrangian is None:
+            if self.c.numel():
+                extra = torch.autograd.grad(
+                    (self.mu * self.c_graph).sum(),
+                    self.params,
+                    create_graph=True,
+                    materialize_grads=True,
+                )
+                self._lagrangian = [g + e for g, e in zip(self.grads, extra)]
+            else:
+                self._lagrangian = list(self.grads)
+        live = [i for i, g in enumerate(self._lagrangian) if g.requires_grad]
+        if not live:
+            return torch.zeros_like(v)
+        vs = torch.split(v, [p.numel() for p in self.params])
+        Hv = torch.autograd.grad(
+            [self._lagrangian[i] for i in live],
+            self.params,
+            grad_outputs=[vs[i].view_as(self.params[i]) for i in live],
+            retain_graph=True,
+            materialize_grads=True,
+        )
+        return _flat(Hv).detach()
+
+
+def _steihaug(hvp, project, r0: torch.Tensor, radius: float, start: torch.Tensor):
+    """Projected Steihaug CG: `d_t` in the null space (`project`) minimizing
+    `r0 . d_t + d_t H d_t / 2` with `||start + d_t|| <= radius`; returns `d_t`."""
+    d = torch.zeros_like(r0)
+    r = project(r0)
+    p = -r
+    rr = float(r @ r)
+    tol = min(0.5, math.sqrt(math.sqrt(rr))) * math.sqrt(rr)
+
+    def to_boundary(d, p):
+        a = float(p @ p)
+        b = 2 * float((start + d) @ p)
+        c = float((start + d) @ (start + d)) - radius**2
+        t = (-b + math.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
+        return d + t * p
+
+    if rr == 0.0:
+        return d
+    for _ in range(CG_ITERS):
+        Hp = project(hvp(p))
+        curv = float(p @ Hp)
+        if curv <= 0:
+            return to_boundary(d, p)
+        alpha = rr / curv
+        d_next = d + alpha * p
+        if float((start + d_next).norm()) >= radius:
+            return to_boundary(d, p)
+        d = d_next
+        r = r + alpha * Hp
+        rr_next = float(r @ r)
+        if math.sqrt(rr_next) <= tol:
+            return d
+        p = -r + (rr_next / rr) * p
+        rr = rr_next
+    return d
+
+
+def _merit(loss_fn, params, masks, nu: float) -> tuple[float, torch.Tensor, list[torch.Tensor]]:
+    """`(F_off + nu ||c||_1, c, z per call)` at the current parameters (no graph)."""
+    with torch.no_grad(), PieceMode(masks) as mode:
+        value = float(loss_fn())
+    c = torch.cat(mode.z_K) if mode.z_K else torch.zeros(0, dtype=torch.float64)
+    return value + nu * float(c.abs().sum()), c, mode.z
+
+
+def kink_newton_step(
+    loss_fn: Callable[[], torch.Tensor],
+    params: list[torch.nn.Parameter],
+    state: KinkNewton,
+    reg_fn: Callable[[], torch.Tensor] | None = None,
+) -> tuple[torch.Tensor, bool]:
+    """One trust-region SQP iteration on the kink manifold (module docstring), in place;
+    returns (the exact loss before it, whether the method has stopped: no decrease of the
+    merit is predicted at float precision, or the radius fell below the iterate's spacing).
+
+    Args:
+        loss_fn: the loss from the current `params`, twice differentiable by autograd,
+            whose kinks come from ReLU / leaky-ReLU calls.
+        params: the parameters (one dtype and device; float64 for the endgame).
+        state: radius, penalty and kink set (`KinkNewton`), updated.
+        reg_fn: the gradient of the regularization term, flat `[P]`, for the logged
+            relative KKT residual (`state.stationarity`); None: the absolute residual.
+    """
+    with torch.no_grad():
+        exact = loss_fn()
+    if state.masks is None:  # identify the kink set from the gap in |z| / rms
+        with torch.no_grad(), PieceMode() as rec:
+            loss_fn()
+        state.masks, state.band = find_kinks(rec.z)
+        state.barred = [torch.zeros(z.shape, dtype=torch.int64, device=z.device) for z in rec.z]
+    point = _Point(loss_fn, params, state.masks, reg_fn)
+    s = point.s()
+    out = (s < -RELEASE) | (s > 1 + RELEASE)
+    if bool(out.any()):  # release the entries whose derivative choice leaves [0, 1]
+        state.released += int(out.sum())
+        _release(state, out)
+        point = _Point(loss_fn, params, state.masks, reg_fn)
+    state.stationarity = float(point.kkt) / (point.reg_force or 1.0)
+    x = _flat(params).detach()
+    eps = torch.finfo(x.dtype).eps
+    if state.radius <= eps * float(x.norm()):
+        return exact, True
+    state.nu = max(state.nu, 2.0 * float(point.mu.abs().max()) if point.mu.numel() else 0.0)
+    c = point.c
+    # normal step: the least-norm solution of J d = -c, kept well inside the region
+    d_n = -point.J.T @ point.solve(c) if c.numel() else torch.zeros_like(x)
+    if float(d_n.norm()) > 0.8 * state.radius:
+        d_n = d_n * (0.8 * state.radius / float(d_n.norm()))
+    r0 = point.g + point.hvp(d_n)
+    d_t = _steihaug(point.hvp, point.project, r0, state.radius, d_n)
+    d = d_n + d_t
+    Hd = point.hvp(d)
+    lin_c = c + point.J @ d if c.numel() else c
+    pred = -(float(point.g @ d) + 0.5 * float(d @ Hd))
+    pred += state.nu * (float(c.abs().sum()) - float(lin_c.abs().sum()))
+    phi0 = point.value + state.nu * float(c.abs().sum())
+    if not pred > eps * abs(phi0):  # no decrease at float precision
+        return exact.detach(), True
+    _assign(params, x + d)
+    phi, c_new, z_trial = _merit(loss_fn, params, state.masks, state.nu)
+    rho = (phi0 - phi) / pred
+    step = d
+    if not rho > ETA and c.numel():  # second-order correction: back onto the manifold
+        d_soc = d - point.J.T @ point.solve(c_new)
+        _assign(params, x + d_soc)
+        phi_soc, _, _ = _merit(loss_fn, params, state.masks, state.nu)
+        rho_soc = (phi0 - phi_soc) / pred
+        if rho_soc > rho:
+            rho, step = rho_soc, d_soc
+    hit = float(d.norm()) >= state.radius * (1 - 1e-6)
+    if not rho >= 0.25:
+        state.radius *= 0.25
+    elif rho > 0.75 and hit:
+        state.radius = min(2 * state.radius, MAX_RADIUS)
+    state.steps += 1
+    if not rho > ETA:  # rejected: the kinks the step crossed join the kink set
+        _assign(params, x)
+        _add_crossed(state, point.zs, z_trial)
+        return exact.detach(), False
+    _assign(params, x + step)
+    return exact.detach(), False
+
+
+def _release(state: KinkNewton, out: torch.Tensor) -> None:
+    """Take the entries flagged in `out` (flat over the kink set, call order) out of the
+    kink set, barred from re-entry for `COOLDOWN` steps."""
+    start = 0
+    for i, m in enumerate(state.masks):
+        k = int(m.sum())
+        flags = out[start : start + k]
+        start += k
+        if not bool(flags.any()):
+            continue
+        idx = m.reshape(-1).nonzero().squeeze(1)[flags.to(m.device)]
+        mask = m.clone().reshape(-1)
+        mask[idx] = False
+        barred = state.barred[i].clone().reshape(-1)
+        barred[idx] = state.steps + COOLDOWN
+        state.masks[i] = mask.view_as(m)
+        state.barred[i] = barred.view_as(m)
+
+
+def _add_crossed(state: KinkNewton, before: list[torch.Tensor], after: list[torch.Tensor]) -> None:
+    """Add to the kink set the entries outside it whose sign a rejected step flipped
+    (the kinks that blocked it), unless barred."""
+    for i, (z0, z1) in enumerate(zip(before, after)):
+        new = ((z0 > 0) != (z1 > 0)) & ~state.masks[i] & (state.barred[i] <= state.steps)
+        if bool(new.any()):
+            state.added += int(new.sum())
+            state.masks[i] = state.masks[i] | new
