@@ -102,9 +102,14 @@ def test_a_kink_with_s_outside_the_box_is_released():
         return torch.relu(y[:1]).sum() + (y[0] + 1) ** 2 + (y[1] - 2) ** 2
 
     state = KinkNewton(10.0)
-    kink_newton_step(loss, [y], state)
+    kink_newton_step(loss, [y], state)  # solves the problem on the kink set: y2 = 2
+    from bottlenecklab.training._kink_newton import _Point
+
+    s = _Point(loss, [y], state.masks, None).s()
+    assert [int(m.sum()) for m in state.masks] == [1] and float(s[0]) == pytest.approx(-2.0)
+    kink_newton_step(loss, [y], state)  # the reduced problem is solved: released
     assert state.released == 1 and [int(m.sum()) for m in state.masks] == [0]
-    state = _solve(loss, [y], radius=10.0)
+    _solve(loss, [y], radius=10.0)
     assert float((y.detach() - torch.tensor([-1.0, 2.0], dtype=F64)).abs().max()) <= 1e-12
 
 
@@ -132,15 +137,16 @@ def _resnet_setup():
 
 RECIPE = (
     PhaseConfig("adam", 300, 1e-2),
-    *(PhaseConfig("newton", 30, 1.0, smooth=beta) for beta in (1e2, 1e4, 1e6, 1e8)),
-    PhaseConfig("kink_newton", 30, 1.0),
+    *(PhaseConfig("newton", 100, 1.0, smooth=beta) for beta in (1e2, 1e3, 1e4, 1e5, 1e6)),
+    PhaseConfig("kink_newton", 20, 1.0),
 )
 
 
 def test_leaky_resnet_certified_after_continuation_and_kink_newton():
-    """A small leaky ResNet: Adam, a smoothed Newton continuation to `beta = 1e8`, then
-    `kink_newton`: the certificate (exact loss, `tau = 1e-6`) reaches 1e-6 with kinks in
-    its set; the `kink_newton` losses never rise."""
+    """A small leaky ResNet: Adam, a smoothed Newton continuation to `beta = 1e6`, then
+    `kink_newton`: the certificate (exact loss, `tau = 1e-6`) reaches 1e-9 with kinks in
+    its set (measured 1e-11: the endgame converges quadratically); the `kink_newton`
+    losses never rise."""
     data, net = _resnet_setup()
     model = net()
     cfg = TrainConfig(lam=0.05, phases=RECIPE, dtype="float64", log_every=5)
@@ -149,7 +155,7 @@ def test_leaky_resnet_certified_after_continuation_and_kink_newton():
     assert all(b <= a * (1 + 10 * EPS) for a, b in zip(losses, losses[1:]))
     cert = certify(model, data, 0.05)
     assert sum(cert.kinks) > 0
-    assert cert.stationarity <= 1e-6
+    assert cert.stationarity <= 1e-9
 
 
 class Interrupted(Exception):

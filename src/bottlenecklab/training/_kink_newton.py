@@ -20,10 +20,11 @@ One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
 - normal step `d_n = -J^+ c`, then a tangential step by projected Steihaug CG on the
   Hessian of the Lagrangian (exact Hessian-vector products: double backward of
   `F_off + mu . c`) in the null space of `J`, inside the trust region;
-- the step is accepted on the `l1` merit `F_off + nu ||c||_1` (`nu` above every
-  `|mu_k|`), with a second-order correction against the Maratos effect;
-- the kink set changes in blocks: entries whose derivative choice `s_k` leaves `[0, 1]`
-  are released (and barred from re-entry for `COOLDOWN` steps); entries outside `K`
+- the step is accepted on the `l1` merit `F + nu ||c||_1` of the true (nonsmooth)
+  loss `F` (`nu` above every `|mu_k|`), with a second-order correction against the Maratos effect;
+- the kink set changes in blocks: once the problem on the current kink set is solved
+  (relative KKT residual at most `RELEASE_KKT`), entries whose derivative choice `s_k`
+  leaves `[0, 1]` are released (and barred from re-entry for `COOLDOWN` steps); entries outside `K`
   whose sign a rejected step flipped (the kinks that blocked it) are added.
 
 The kink set is identified at the first step from the gap in `|z| / rms(z)` of each call
@@ -54,10 +55,11 @@ ETA = 0.1  # acceptance threshold of the merit's actual / predicted decrease
 MAX_RADIUS = 1000.0
 CG_ITERS = 200  # most projected CG iterations per tangential step
 COOLDOWN = 5  # steps a released entry stays out of the kink set
-MIN_GAP = 2.0  # decades of empty band in |z|/rms that identify the kink set
+MIN_GAP = 1.5  # decades of empty band in |z|/rms that identify the kink set
 GAP_TOP = 1e-2  # the kink set lies below this |z|/rms
 TAU = 1e-6  # the certificate's band: the kink set when no gap opens
 RELEASE = 1e-6  # margin outside [0, 1] of s at which an entry is released
+RELEASE_KKT = 1e-3  # ... once the relative KKT residual on the kink set is this small
 JACOBIAN_CHUNK = 256  # constraint rows per batched backward pass
 
 _RELUS = {torch.relu, F.relu, torch.Tensor.relu}
@@ -75,11 +77,21 @@ class PieceMode(TorchFunctionMode):
     Args:
         masks: one bool tensor per call, shaped like its pre-activation; or None.
         probe: add the probes (they need `requires_grad`, so only where differentiated).
+        exact: keep the true activations (only record `z_K`).
+        s: derivative choices on the kink entries (flat, call order): derivative
+            `a + (1 - a) s` there, value unchanged.
     """
 
-    def __init__(self, masks: list[torch.Tensor] | None = None, probe: bool = False) -> None:
+    def __init__(
+        self,
+        masks: list[torch.Tensor] | None = None,
+        probe: bool = False,
+        exact: bool = False,
+        s: torch.Tensor | None = None,
+    ) -> None:
         super().__init__()
-        self.masks, self.probe = masks, probe
+        self.masks, self.probe, self.exact = masks, probe, exact
+        self.s = None if s is None else torch.split(s, [int(m.sum()) for m in masks])
         self.z: list[torch.Tensor] = []
         self.slopes: list[float] = []
         self.z_K: list[torch.Tensor] = []
@@ -101,8 +113,13 @@ class PieceMode(TorchFunctionMode):
         if self.masks is None:
             return value
         mask = self.masks[i]
-        value = torch.where(mask, slope * z, value)
         self.z_K.append(z[mask])
+        if self.exact:
+            return value
+        value = torch.where(mask, slope * z, value)
+        if self.s is not None:  # derivative a + (1 - a) s on the kink entries, value a z
+            free = torch.zeros_like(z).masked_scatter(mask, self.s[i].to(z))
+            value = value + (1.0 - slope) * free * (z - z.detach())
         if self.probe:
             e = z.new_zeros(int(mask.sum()), requires_grad=True)
             self.probes.append(e)
@@ -124,7 +141,8 @@ def find_kinks(zs: list[torch.Tensor]) -> tuple[list[torch.Tensor], float]:
     small = flat[flat <= GAP_TOP]
     band = TAU
     if small.numel():
-        logs = torch.log10(torch.sort(small).values.clamp_min(1e-300))
+        # entries below float resolution count as 0 (no gap below them)
+        logs = torch.log10(torch.sort(small).values.clamp_min(torch.finfo(flat.dtype).eps))
         logs = torch.cat([logs, logs.new_tensor([math.log10(GAP_TOP)])])
         gaps = logs[1:] - logs[:-1]
         i = int(torch.argmax(gaps))
@@ -183,7 +201,7 @@ class _Point:
     multipliers and the Hessian-vector product of the Lagrangian."""
 
     def __init__(self, loss_fn, params, masks, reg_fn) -> None:
-        self.params = params
+        self.params, self.loss_fn, self.masks = params, loss_fn, masks
         with torch.enable_grad(), PieceMode(masks, probe=True) as mode:
             loss = loss_fn()
         self.loss = loss
@@ -257,9 +275,33 @@ class _Point:
 
     def s(self) -> torch.Tensor:
         """The derivative choices the multipliers imply, one per kink entry (`nan` where
-        the activation does not reach the loss)."""
-        denom = (1.0 - self.slope_K) * self.adj
+        the activation does not reach the loss): the solution of
+        `mu_k = (1 - a) s_k adj_k(s)`, `adj_k(s)` the loss's derivative with respect to
+        entry `k`'s activation when the kink entries downstream have derivatives `s`.
+        The system is triangular along each sample's path (an entry's adjoint depends
+        only on the entries after it): fixed-point iterations reach its solution, at most
+        one per nonlinearity call."""
+        s = self._s_from(self.adj)
+        for _ in range(len(self.masks)):
+            if not self.c.numel() or not bool(torch.isfinite(s).all()):
+                break
+            adj = self._adjoint(torch.nan_to_num(s, nan=0.0))
+            s_next = self._s_from(adj)
+            if torch.equal(s_next, s):
+                break
+            s = s_next
+        return s
+
+    def _s_from(self, adj: torch.Tensor) -> torch.Tensor:
+        denom = (1.0 - self.slope_K) * adj
         return torch.where(denom != 0, self.mu / torch.where(denom != 0, denom, 1.0), math.nan)
+
+    def _adjoint(self, s: torch.Tensor) -> torch.Tensor:
+        """The derivative of the loss with respect to the kink entries' activations, with
+        derivative `a + (1 - a) s` on them."""
+        with torch.enable_grad(), PieceMode(self.masks, probe=True, s=s) as mode:
+            loss = self.loss_fn()
+        return _flat(torch.autograd.grad(loss, mode.probes, materialize_grads=True))
 
     def hvp(self, v: torch.Tensor) -> torch.Tensor:
         """The Hessian of the Lagrangian `F_off + mu . c` times `v`."""
@@ -326,8 +368,9 @@ def _steihaug(hvp, project, r0: torch.Tensor, radius: float, start: torch.Tensor
 
 
 def _merit(loss_fn, params, masks, nu: float) -> tuple[float, torch.Tensor, list[torch.Tensor]]:
-    """`(F_off + nu ||c||_1, c, z per call)` at the current parameters (no graph)."""
-    with torch.no_grad(), PieceMode(masks) as mode:
+    """`(F + nu ||c||_1, c, z per call)` at the current parameters (no graph), `F` the
+    true (nonsmooth) loss."""
+    with torch.no_grad(), PieceMode(masks, exact=True) as mode:
         value = float(loss_fn())
     c = torch.cat(mode.z_K) if mode.z_K else torch.zeros(0, dtype=torch.float64)
     return value + nu * float(c.abs().sum()), c, mode.z
@@ -361,7 +404,8 @@ def kink_newton_step(
     point = _Point(loss_fn, params, state.masks, reg_fn)
     s = point.s()
     out = (s < -RELEASE) | (s > 1 + RELEASE)
-    if bool(out.any()):  # release the entries whose derivative choice leaves [0, 1]
+    solved = float(point.kkt) <= RELEASE_KKT * (point.reg_force or 1.0)
+    if solved and bool(out.any()):  # release the entries whose derivative choice leaves [0, 1]
         state.released += int(out.sum())
         _release(state, out)
         point = _Point(loss_fn, params, state.masks, reg_fn)
@@ -383,7 +427,7 @@ def kink_newton_step(
     lin_c = c + point.J @ d if c.numel() else c
     pred = -(float(point.g @ d) + 0.5 * float(d @ Hd))
     pred += state.nu * (float(c.abs().sum()) - float(lin_c.abs().sum()))
-    phi0 = point.value + state.nu * float(c.abs().sum())
+    phi0 = float(exact) + state.nu * float(c.abs().sum())
     if not pred > eps * abs(phi0):  # no decrease at float precision
         return exact.detach(), True
     _assign(params, x + d)
@@ -431,10 +475,20 @@ def _release(state: KinkNewton, out: torch.Tensor) -> None:
 
 
 def _add_crossed(state: KinkNewton, before: list[torch.Tensor], after: list[torch.Tensor]) -> None:
-    """Add to the kink set the entries outside it whose sign a rejected step flipped
-    (the kinks that blocked it), unless barred."""
+    """Add to the kink set the entries outside it that a rejected step crossed first
+    (the kinks that blocked it: crossing within twice the earliest crossing's fraction of
+    the step, `z` taken linear along it), unless barred."""
+    crossed, first = [], math.inf
     for i, (z0, z1) in enumerate(zip(before, after)):
-        new = ((z0 > 0) != (z1 > 0)) & ~state.masks[i] & (state.barred[i] <= state.steps)
+        flip = ((z0 > 0) != (z1 > 0)) & ~state.masks[i] & (state.barred[i] <= state.steps)
+        t = torch.where(flip, z0.abs() / (z0 - z1).abs().clamp_min(1e-300), math.inf)
+        crossed.append(t)
+        if flip.any():
+            first = min(first, float(t.min()))
+    if not math.isfinite(first):
+        return
+    for i, t in enumerate(crossed):
+        new = t <= 2 * first
         if bool(new.any()):
             state.added += int(new.sum())
             state.masks[i] = state.masks[i] | new
