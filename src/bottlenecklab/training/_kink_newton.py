@@ -27,11 +27,19 @@ One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
   leaves `[0, 1]` are released (and barred from re-entry for `COOLDOWN` steps); entries outside `K`
   whose sign a rejected step flipped (the kinks that blocked it) are added.
 
-The kink set is identified at the first step from the gap in `|z| / rms(z)` of each call
-(the widest empty band of at least `MIN_GAP` decades below `1e-2`, else the certificate's
-`tau = 1e-6`). A smoothed continuation (`newton` phases with `smooth = 1e2 ... 1e8`) before
-this phase is what opens that gap (measured in `docs/lab-notes/leaky-resnet.md`, "Kink-aware
-solver (2026-11-28)").
+The kink set is identified at the first step from a gap in `|z| / rms(z)` of each call
+(a decade above the band holding at most 2 % as many entries as below it, `find_kinks`;
+else the certificate's `tau = 1e-6`). A converged smoothed continuation before this phase
+(`newton` phases with `smooth = 1e2 ... 1e6`) is what opens that gap; without one the
+method crawls (measured in `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver
+(2026-11-28)").
+
+Limits: `J` is dense (`|K| x P` floats: fine for hundreds of kink entries at quick sizes,
+not at paper size, where `J v` by forward mode and `J^T u` by backward, with CG on
+`J J^T`, would replace it); the multipliers are the least-norm ones, so where the
+constraints are degenerate (dependent rows of `J`, e.g. a unit dead on many samples) the
+`s` they give can leave `[0, 1]` although another choice inside exists, and the release
+rule then releases entries it should keep (measured on `fcnn/rank-vs-depth`, lab notes).
 
 Like the certificate and `SmoothReLU`, kinks are found by intercepting `torch.relu`,
 `F.relu`, `Tensor.relu` and `F.leaky_relu` calls (`TorchFunctionMode`), so any model whose
@@ -55,7 +63,8 @@ ETA = 0.1  # acceptance threshold of the merit's actual / predicted decrease
 MAX_RADIUS = 1000.0
 CG_ITERS = 200  # most projected CG iterations per tangential step
 COOLDOWN = 5  # steps a released entry stays out of the kink set
-MIN_GAP = 1.5  # decades of empty band in |z|/rms that identify the kink set
+GAP_DECADES = 1.0  # a gap: this many decades of |z|/rms above the band ...
+GAP_FRACTION = 0.02  # ... holding at most this fraction of the entries below it
 GAP_TOP = 1e-2  # the kink set lies below this |z|/rms
 TAU = 1e-6  # the certificate's band: the kink set when no gap opens
 RELEASE = 1e-6  # margin outside [0, 1] of s at which an entry is released
@@ -130,24 +139,25 @@ class PieceMode(TorchFunctionMode):
 def find_kinks(zs: list[torch.Tensor]) -> tuple[list[torch.Tensor], float]:
     """The kink set of pre-activations `zs` (one tensor per call): `(masks, band)`.
 
-    `band`: the `|z| / rms(z)` threshold, in the middle (log scale) of the widest empty
-    interval of at least `MIN_GAP` decades below `GAP_TOP`, over all calls together; `TAU`
-    when there is none.
+    `band`: a `|z| / rms(z)` threshold (over all calls together) below `GAP_TOP` whose
+    next `GAP_DECADES` decades hold at most `GAP_FRACTION` as many entries as lie below
+    it (a gap in the histogram; candidates every quarter decade, the middle of the
+    longest run of them taken); `TAU` when there is none.
     """
     ratios = [z.abs() / z.pow(2).mean().sqrt().clamp_min(torch.finfo(z.dtype).tiny) for z in zs]
     if not ratios:
         return [], TAU
-    flat = torch.cat([r.reshape(-1) for r in ratios])
-    small = flat[flat <= GAP_TOP]
-    band = TAU
-    if small.numel():
-        # entries below float resolution count as 0 (no gap below them)
-        logs = torch.log10(torch.sort(small).values.clamp_min(torch.finfo(flat.dtype).eps))
-        logs = torch.cat([logs, logs.new_tensor([math.log10(GAP_TOP)])])
-        gaps = logs[1:] - logs[:-1]
-        i = int(torch.argmax(gaps))
-        if float(gaps[i]) >= MIN_GAP:
-            band = 10.0 ** float(0.5 * (logs[i] + logs[i + 1]))
+    flat = torch.sort(torch.cat([r.reshape(-1) for r in ratios])).values
+    exps = torch.arange(-64, 4 * round(math.log10(GAP_TOP)) + 1, dtype=flat.dtype) / 4
+    below = torch.searchsorted(flat, 10.0**exps, right=True)
+    above = torch.searchsorted(flat, 10.0 ** (exps + GAP_DECADES), right=True)
+    ok = (((above - below) <= GAP_FRACTION * below) & (below > 0)).tolist()
+    band, best, run = TAU, 0, 0
+    for i, good in enumerate(ok):
+        run = run + 1 if good else 0
+        if run > best:  # the longest run of candidates so far: its middle
+            best = run
+            band = 10.0 ** float(0.5 * (exps[i - run + 1] + exps[i]))
     return [r <= band for r in ratios], band
 
 
@@ -256,9 +266,17 @@ class _Point:
                 grad_outputs=eye,
                 is_grads_batched=True,
                 retain_graph=True,
-                materialize_grads=True,
+                allow_unused=True,
             )
-            rows.append(torch.cat([j.reshape(k, -1) for j in J], 1).detach())
+            rows.append(
+                torch.cat(
+                    [
+                        self.c.new_zeros((k, p.numel())) if j is None else j.reshape(k, -1)
+                        for j, p in zip(J, self.params)
+                    ],
+                    1,
+                ).detach()
+            )
         return torch.cat(rows)
 
     def solve(self, r: torch.Tensor) -> torch.Tensor:
