@@ -423,6 +423,11 @@ def kink_newton_step(
     s = point.s()
     out = (s < -RELEASE) | (s > 1 + RELEASE)
     solved = float(point.kkt) <= RELEASE_KKT * (point.reg_force or 1.0)
+    if solved and bool(out.any()):
+        mu_box = _box_multipliers(point, s)
+        if mu_box is not None:  # degenerate: other multipliers with s in [0, 1] fit
+            out = torch.zeros_like(out)
+            point.mu, point._lagrangian = mu_box, None
     if solved and bool(out.any()):  # release the entries whose derivative choice leaves [0, 1]
         state.released += int(out.sum())
         _release(state, out)
@@ -471,6 +476,30 @@ def kink_newton_step(
         return exact.detach(), False
     _assign(params, x + step)
     return exact.detach(), False
+
+
+def _box_multipliers(point: _Point, s: torch.Tensor) -> torch.Tensor | None:
+    """Multipliers with every derivative choice in `[0, 1]` that solve the KKT system as
+    well as release would need, or None: the minimizer of `||g + J^T mu||` over `mu_k`
+    between 0 and `(1 - a) adj_k` (the adjoints at the derivative choices `s` clipped to
+    `[0, 1]`) when its residual is at most `RELEASE_KKT` of the regularization force.
+    With dependent constraint rows the least-norm multipliers can imply an `s` outside
+    `[0, 1]` when such others exist."""
+    import numpy as np
+    import scipy.optimize
+
+    adj = point._adjoint(torch.nan_to_num(s, nan=0.5).clamp(0.0, 1.0))
+    ends = ((1.0 - point.slope_K) * adj).cpu().numpy()
+    lo, hi = np.minimum(ends, 0.0), np.maximum(ends, 0.0)
+    hi = np.where(hi > lo, hi, lo + 1e-300)
+    JT = point.J.T.cpu().numpy()
+    target = -point.g.cpu().numpy()
+    Q, R = np.linalg.qr(JT)  # the same minimizers from the |K| x |K| problem
+    sol = scipy.optimize.lsq_linear(R, Q.T @ target, bounds=(lo, hi), method="bvls")
+    residual = float(np.linalg.norm(JT @ sol.x - target))
+    if residual > RELEASE_KKT * (point.reg_force or 1.0):
+        return None
+    return torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device)
 
 
 def _release(state: KinkNewton, out: torch.Tensor) -> None:
