@@ -13,6 +13,7 @@ from bottlenecklab.training._config import PhaseConfig, TrainConfig
 from bottlenecklab.training._continuation import continuation
 from bottlenecklab.training._ensemble import ensemble_phases, train_ensemble
 from bottlenecklab.training._extension import Extension, extend
+from bottlenecklab.training._kink_newton import KinkNewton, find_kinks, kink_newton_step
 from bottlenecklab.training._newton import NewtonOutcome, newton_steps
 from bottlenecklab.training._phases import PHASES, STOP, PhaseKind
 from bottlenecklab.training._representation_gd import (
@@ -36,6 +37,7 @@ __all__ = [
     "Bookkeeper",
     "CheckpointError",
     "Extension",
+    "KinkNewton",
     "NewtonOutcome",
     "PhaseConfig",
     "PhaseKind",
@@ -51,6 +53,8 @@ __all__ = [
     "continuation",
     "ensemble_phases",
     "extend",
+    "find_kinks",
+    "kink_newton_step",
     "load_checkpoint",
     "network_from_representations",
     "newton_steps",

@@ -21,7 +21,8 @@ class PhaseConfig:
             Hessian-vector products through scipy's trust-krylov on the host, `lr` the
             initial trust radius; one step = one trust-region iteration) or
             `trust_region` (the same outer method in torch with a Lanczos GLTR solver, on the
-            training device).
+            training device) or `kink_newton` (Newton-KKT on the kink manifold, the exact
+            endgame after a smoothed continuation; `lr` the initial trust radius).
         steps: number of steps (iterations) of the phase.
         lr: learning rate (divided by the depth when `TrainConfig.lr_per_depth`).
         schedule: `constant` or `cosine` (decay to 0 over the phase).
@@ -47,7 +48,7 @@ class PhaseConfig:
             the last phase must be exact (the network the certificate and claims read).
     """
 
-    optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region"] = "adam"
+    optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region", "kink_newton"] = "adam"
     steps: int = 1000
     lr: float = 1e-3
     schedule: Literal["constant", "cosine"] = "constant"

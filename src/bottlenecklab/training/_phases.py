@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import torch
 
 from bottlenecklab.training._config import PhaseConfig
+from bottlenecklab.training._kink_newton import KinkNewton, kink_newton_step
 from bottlenecklab.training._newton import newton_steps
 from bottlenecklab.training._objective import Objective
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
@@ -192,6 +193,33 @@ class TrustRegionPhase(PhaseKind):
         return loss, STOP if stopped else 1
 
 
+class KinkNewtonPhase(PhaseKind):
+    """Newton-KKT on the kink manifold (`kink_newton_step`): the exact endgame after a
+    smoothed continuation; `lr` the initial trust radius, one step = one trust-region
+    SQP iteration (accepted or not). The kink set is identified at the phase's first
+    step and kept, with the radius and penalty, in the checkpoint."""
+
+    def make(self, phase, params, lr):
+        return KinkNewton(lr)
+
+    def lr(self, phase, opt, base_lr, book) -> float:
+        return opt.radius
+
+    def step(self, obj, phase, opt, book):
+        smooth = getattr(obj.model, "forward_twice_differentiable", None)
+
+        def reg_grad() -> torch.Tensor:
+            with torch.enable_grad():
+                reg = obj.model.regularization(obj.lam) if obj.lam else None
+                if reg is None or not reg.requires_grad:
+                    return torch.zeros(1, dtype=obj.X.dtype)
+                grads = torch.autograd.grad(reg, obj.params, materialize_grads=True)
+            return torch.cat([g.reshape(-1) for g in grads])
+
+        loss, stopped = kink_newton_step(lambda: obj.loss(smooth), obj.params, opt, reg_grad)
+        return loss, STOP if stopped else 1
+
+
 class Batches:
     """The mini-batch order of a phase: a seeded permutation of the `N` training samples,
     drawn again when fewer than `size` samples of it are left (a new epoch; the tail of
@@ -252,4 +280,5 @@ PHASES: dict[str, PhaseKind] = {
     "lbfgs": LBFGS(),
     "newton": Newton(),
     "trust_region": TrustRegionPhase(),
+    "kink_newton": KinkNewtonPhase(),
 }

@@ -1,0 +1,206 @@
+"""The `kink_newton` phase (Newton-KKT on the kink manifold): an analytic minimum on a
+kink to 1e-10, plain Newton where there is no kink, a kink released at its first
+identification, bitwise resume, and no certificate by accident on an untrained net."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import bottlenecklab.training._trainer as trainer_module
+from bottlenecklab.measure import certify
+from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
+from bottlenecklab.tasks import TeacherConfig
+from bottlenecklab.training import (
+    PHASES,
+    KinkNewton,
+    PhaseConfig,
+    TrainConfig,
+    find_kinks,
+    kink_newton_step,
+    load_checkpoint,
+    train,
+)
+
+F64 = torch.float64
+EPS = torch.finfo(F64).eps
+
+
+def _solve(loss, params, radius: float = 1.0, steps: int = 60) -> KinkNewton:
+    state = KinkNewton(radius)
+    for _ in range(steps):
+        _, stopped = kink_newton_step(loss, params, state)
+        if stopped:
+            return state
+    raise AssertionError(f"kink_newton did not stop in {steps} steps")
+
+
+def test_analytic_minimum_on_a_kink_to_1e_10():
+    """`F(x) = |x1| + (x2 - 1)^2 + lam/2 |x|^2` (`|x1| = 2 relu(x1) - x1`), from a point
+    off the kink: the minimizer `(0, 2 / (2 + lam))` to 1e-10, with the kink (which
+    blocked a step) in the kink set and its derivative choice `s = 1/2` (the multiplier
+    `mu = 1` over `adj = 2`). Without the kink set the method cannot get there: the
+    gradient alternates between `+-1` in `x1`."""
+    lam = 0.1
+    x = torch.nn.Parameter(torch.tensor([0.7, -0.3], dtype=F64))
+
+    def loss() -> torch.Tensor:
+        return 2 * torch.relu(x[:1]).sum() - x[0] + (x[1] - 1) ** 2 + lam / 2 * x.pow(2).sum()
+
+    state = _solve(loss, [x])
+    exact = torch.tensor([0.0, 2 / (2 + lam)], dtype=F64)
+    assert float((x.detach() - exact).abs().max()) <= 1e-10
+    assert [int(m.sum()) for m in state.masks] == [1]
+    assert state.stationarity <= 1e-10
+    from bottlenecklab.training._kink_newton import _Point
+
+    s = _Point(loss, [x], state.masks, None).s()
+    assert float(s[0]) == pytest.approx(0.5, abs=1e-9)
+
+
+def test_no_kink_is_plain_newton():
+    """A ridge problem (no ReLU): the kink set stays empty and the method is trust-region
+    Newton: from inside the region it reaches the closed form to the attainable accuracy
+    (steps are accepted on loss values: `|dx|` resolved to ~sqrt(eps) times the
+    conditioning), as scipy's `newton` phase does."""
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(40, 6, generator=g, dtype=F64)
+    b = torch.randn(40, generator=g, dtype=F64)
+    H = A.T @ A + 0.1 * torch.eye(6, dtype=F64)
+    exact = torch.linalg.solve(H, A.T @ b)
+    x = torch.nn.Parameter(torch.zeros(6, dtype=F64))
+    state = _solve(lambda: (A @ x - b).pow(2).sum() + 0.1 * x.pow(2).sum(), [x], radius=10.0)
+    assert state.masks == []
+    bound = float(torch.linalg.cond(H)) * EPS**0.5 * float(exact.norm())
+    assert float((x.detach() - exact).norm()) <= bound
+
+
+def test_smooth_deep_linear_net_same_loss_as_newton(tiny_data):
+    """A deep linear net after Adam: the same final loss as the `newton` phase to
+    round-off (the minima form a manifold, so the points may differ)."""
+    final = {}
+    for kind in ("newton", "kink_newton"):
+        net = FCNNConfig(depth=3, width=6, activation="identity").build(
+            tiny_data.d_in, tiny_data.d_out, seed=0, dtype=F64
+        )
+        adam = TrainConfig(lam=0.05, phases=(PhaseConfig("adam", 300, 1e-2),), dtype="float64")
+        train(net, tiny_data, adam, progress=False)
+        cfg = TrainConfig(lam=0.05, phases=(PhaseConfig(kind, 40, 1.0),), dtype="float64")
+        res = train(net, tiny_data, cfg, progress=False)
+        assert res.metrics[-1]["grad_norm"] <= 1e-7
+        final[kind] = res.metrics[-1]["loss"]
+    assert final["kink_newton"] == pytest.approx(final["newton"], rel=1e-12)
+
+
+def test_a_kink_with_s_outside_the_box_is_released():
+    """`F(y) = relu(y1) + (y1 + 1)^2 + (y2 - 2)^2` from `y1 = 0`: the kink is identified
+    (`|z| = 0`), its multiplier gives `s = -2`, outside `[0, 1]`: it is released and the
+    method goes to the smooth minimizer `(-1, 2)` off the kink."""
+    y = torch.nn.Parameter(torch.tensor([0.0, 0.0], dtype=F64))
+
+    def loss() -> torch.Tensor:
+        return torch.relu(y[:1]).sum() + (y[0] + 1) ** 2 + (y[1] - 2) ** 2
+
+    state = KinkNewton(10.0)
+    kink_newton_step(loss, [y], state)  # solves the problem on the kink set: y2 = 2
+    from bottlenecklab.training._kink_newton import _Point
+
+    s = _Point(loss, [y], state.masks, None).s()
+    assert [int(m.sum()) for m in state.masks] == [1] and float(s[0]) == pytest.approx(-2.0)
+    kink_newton_step(loss, [y], state)  # the reduced problem is solved: released
+    assert state.released == 1 and [int(m.sum()) for m in state.masks] == [0]
+    _solve(loss, [y], radius=10.0)
+    assert float((y.detach() - torch.tensor([-1.0, 2.0], dtype=F64)).abs().max()) <= 1e-12
+
+
+def test_find_kinks_uses_the_gap():
+    """Entries 1e-12 and 1e-11 below a gap of 8 decades join the kink set; the band sits
+    in the gap. Without a gap the certificate's band 1e-6 applies."""
+    z = torch.tensor([1e-12, -1e-11, 1e-3, 0.5, -1.0, 2.0], dtype=F64)
+    rms = float(z.pow(2).mean().sqrt())
+    masks, band = find_kinks([z])
+    assert masks[0].tolist() == [True, True, False, False, False, False]
+    assert 1e-11 / rms < band < 1e-3 / rms
+    masks, band = find_kinks([torch.tensor([1e-3, 3e-3, 1e-2, 1.0], dtype=F64)])
+    assert band == 1e-6 and not masks[0].any()
+
+
+def _resnet_setup():
+    data = TeacherConfig(dims=(5, 2, 5), n_train=40).build(seed=0)
+
+    def net():
+        cfg = LeakyResNetConfig(width=8, depth=6, leak=2.0)
+        return cfg.build(data.d_in, data.d_out, seed=1, dtype=F64)
+
+    return data, net
+
+
+RECIPE = (
+    PhaseConfig("adam", 300, 1e-2),
+    *(PhaseConfig("newton", 100, 1.0, smooth=beta) for beta in (1e2, 1e3, 1e4, 1e5, 1e6)),
+    PhaseConfig("kink_newton", 20, 1.0),
+)
+
+
+def test_leaky_resnet_certified_after_continuation_and_kink_newton():
+    """A small leaky ResNet: Adam, a smoothed Newton continuation to `beta = 1e6`, then
+    `kink_newton`: the certificate (exact loss, `tau = 1e-6`) reaches 1e-9 with kinks in
+    its set (measured 1e-11: the endgame converges quadratically); the `kink_newton`
+    losses never rise."""
+    data, net = _resnet_setup()
+    model = net()
+    cfg = TrainConfig(lam=0.05, phases=RECIPE, dtype="float64", log_every=5)
+    res = train(model, data, cfg, progress=False)
+    losses = [r["loss"] for r in res.metrics if r["phase"] == "kink_newton"]
+    assert all(b <= a * (1 + 10 * EPS) for a, b in zip(losses, losses[1:]))
+    cert = certify(model, data, 0.05)
+    assert sum(cert.kinks) > 0
+    assert cert.stationarity <= 1e-9
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_kink_newton_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
+    data, net = _resnet_setup()
+    phases = (PhaseConfig("adam", 50, 1e-2), PhaseConfig("kink_newton", 20, 1.0))
+    cfg = TrainConfig(lam=0.05, phases=phases, dtype="float64", log_every=5, checkpoint_every=5)
+    straight = net()
+    ref = train(straight, data, cfg, progress=False)
+    real_save = trainer_module.save_checkpoint
+
+    def save_then_crash(state, path):
+        real_save(state, path)
+        if state["steps"] == 60:
+            raise Interrupted
+
+    ckpt = tmp_path / "checkpoint.pt"
+    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
+    with pytest.raises(Interrupted):
+        train(net(), data, cfg, progress=False, checkpoint=ckpt)
+    monkeypatch.undo()
+    saved = load_checkpoint(ckpt)["optimizer"]
+    assert saved["radius"] > 0 and saved["masks"] is not None
+    resumed = net()
+    res = train(resumed, data, cfg, progress=False, checkpoint=ckpt, resume=True)
+    for k, v in straight.state_dict().items():
+        assert torch.equal(resumed.state_dict()[k], v)
+    strip = [{k: v for k, v in r.items() if k != "wall_s"} for r in res.metrics]
+    assert strip == [{k: v for k, v in r.items() if k != "wall_s"} for r in ref.metrics]
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_untrained_net_is_not_certified(steps):
+    """An untrained leaky ResNet after 0 or 1 `kink_newton` steps stays far above the
+    default gate (1e-2)."""
+    data, net = _resnet_setup()
+    model = net()
+    phases = (PhaseConfig("kink_newton", steps, 1.0),)
+    train(model, data, TrainConfig(lam=0.05, phases=phases, dtype="float64"), progress=False)
+    cert = certify(model, data, 0.05)
+    assert not cert.converged and cert.stationarity > 1e-2
+
+
+def test_registered():
+    assert "kink_newton" in PHASES
