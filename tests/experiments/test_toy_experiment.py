@@ -44,7 +44,7 @@ def toy(tmp_path, monkeypatch):
     exp = module.EXPERIMENT
     register(exp)
     yield exp
-    EXPERIMENTS.pop(exp.name, None)
+    EXPERIMENTS.unregister(exp.name)
     for name in ("toy_area.my_figure", "toy_area"):
         sys.modules.pop(name, None)
 

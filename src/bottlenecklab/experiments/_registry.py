@@ -67,6 +67,12 @@ class Registry(Mapping[str, Experiment]):
             self._add(exp)
         return exp
 
+    def unregister(self, name: str) -> Experiment | None:
+        """Remove the experiment `name` (one added with `register`, e.g. in a notebook or a
+        test) and return it; None when there is none."""
+        with self._lock:
+            return self._ensure().pop(name, None)
+
     def __getitem__(self, name: str) -> Experiment:
         return self._ensure()[name]
 
