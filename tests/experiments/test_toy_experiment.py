@@ -44,7 +44,7 @@ def toy(tmp_path, monkeypatch):
     exp = module.EXPERIMENT
     register(exp)
     yield exp
-    EXPERIMENTS.pop(exp.name, None)
+    EXPERIMENTS._items.pop(exp.name, None)  # the registry has no public unregister
     for name in ("toy_area.my_figure", "toy_area"):
         sys.modules.pop(name, None)
 
@@ -143,8 +143,12 @@ def test_a_declaration_error_is_refused():
     specs = _specs(partial=False)
     with pytest.raises(ValueError, match="declared twice"):
         _toy([*specs, specs[0]])
-    with pytest.raises(ValueError, match="not reads="):
+    with pytest.raises(ValueError, match="init=False"):  # gates are declared on each claim
         dataclasses.replace(_toy(specs), reads={"small": Reads(("y",), 1.0)})
+    with pytest.raises(TypeError, match="ClaimSpec"):  # no claims function
+        _toy(lambda cfg, points: [])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no module"):  # no bare figure name
+        dataclasses.replace(_toy(specs), figures=("l2_forces",), figure_refs={})
     with pytest.raises(ValueError, match="nothing trains"):
         dataclasses.replace(_toy(specs), trains=False)
     with pytest.raises(ValueError, match="figure"):
@@ -171,3 +175,57 @@ def test_a_statement_that_is_no_template_is_refused_at_declaration():
         _toy([bad])
     braces = dataclasses.replace(_specs(partial=False)[1], statement="x in {{0, 1}}")
     assert _toy([braces]).evaluate(None, [_pt("done", 1.0)])[0].statement == "x in {0, 1}"
+
+
+def _lam_pt(status: str, x: float, lam: float) -> PointResult:
+    return dataclasses.replace(_pt(status, x), point={"k": x, "train.lam": lam})
+
+
+def test_a_claim_with_when_exists_only_in_its_configs():
+    only_big = dataclasses.replace(_specs(partial=False)[1], id="big", when=lambda cfg: cfg > 1)
+    exp = _toy([*_specs(partial=False), only_big])
+    assert [c.id for c in exp.evaluate(2, [_pt("done", 1.0)])] == ["small", "count", "big"]
+    assert [c.id for c in exp.evaluate(1, [_pt("done", 1.0)])] == ["small", "count"]
+
+
+def test_per_repeats_every_claim_per_value_on_its_own_points():
+    from bottlenecklab.experiments._verdicts import verdicts
+
+    small = dataclasses.replace(_specs(partial=False)[0], statement="largest x{tag}: {n}")
+    exp = dataclasses.replace(_toy([small, _specs(partial=False)[1]]), per="train.lam")
+    pts = [_lam_pt("done", 1.0, 1e-3), _lam_pt("done", 6.0, 1e-4), _lam_pt("done", 2.0, 1e-4)]
+    claims = exp.evaluate(None, pts)
+    assert [c.id for c in claims] == [
+        "small(lam=0.0001)",
+        "count(lam=0.0001)",
+        "small(lam=0.001)",
+        "count(lam=0.001)",
+    ]
+    assert [c.measured for c in claims] == [6.0, 2.0, 1.0, 1.0]
+    assert claims[0].statement == "largest x (lam = 0.0001): 2"
+    assert exp.reads_of("small(lam=0.001)") == small.gate and exp.is_ungated("count(lam=0.001)")
+    # a diverged point makes only its value's claims not-measured
+    states = {c.id: c.state for c in verdicts(exp, None, [*pts[:2], _lam_pt("diverged", 2, 1e-4)])}
+    assert states["small(lam=0.0001)"] == "not-measured"
+    assert states["small(lam=0.001)"] == "not-converged"  # no certificate in these points
+    # one value: ids untagged, `{tag}` empty
+    one = exp.evaluate(None, pts[:1])
+    assert [c.id for c in one] == ["small", "count"] and one[0].statement == "largest x: 1"
+
+
+def test_ungated_where_selects_the_points_a_check_reads():
+    gate = Ungated("a count", where={"k": 1.0})
+    exp = _toy([ClaimSpec("one", "x", gate, lambda c, p: reported(p.last.scalars["x"]))])
+    claims = exp.evaluate(None, [_pt("done", 1.0), _pt("diverged", 2.0)])
+    assert claims[0].measured == 1.0  # the other point's divergence is not this claim's
+    assert exp.evaluate(None, [_pt("diverged", 1.0)])[0].state == "not-measured"
+
+
+def test_an_outcome_certificate_becomes_the_claims_certificate():
+    from bottlenecklab.experiments._verdicts import verdicts
+
+    cert = {"stationarity": 0.1, "converged": True, "reason": ""}
+    check = lambda c, p: dataclasses.replace(at_most(1.0, 2.0), certificate=cert)  # noqa: E731
+    exp = _toy([ClaimSpec("own", "x", Ungated("gated by the check"), check)])
+    (claim,) = verdicts(exp, None, [_pt("done", 1.0)])
+    assert claim.state == "passed" and claim.certificate == cert
