@@ -635,7 +635,7 @@ def test_each_lams_claims_are_gated_by_its_own_points():
 
 
 def test_a_diverged_training_makes_only_its_lams_claims_not_measured():
-    """`_plateau.per_lam`: each lam's claims read its own points, the divergence guard too."""
+    """`Experiment.per`: each lam's claims read its own points, the divergence guard too."""
     cfg = resolve_config(get(WPD), "quick")
     pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points(WP_GOOD, lam=1e-4)
     pts[-1] = dataclasses.replace(pts[-1], status="diverged", message="loss is nan")

@@ -28,10 +28,14 @@ from bottlenecklab.experiments import (
     run_experiment,
     state_of,
 )
-from bottlenecklab.experiments._claims import at_most, in_range, reported, unmeasured
+from bottlenecklab.experiments._checks import at_most, in_range, reported, unmeasured
+from bottlenecklab.experiments._spec import ClaimSpec, Outcome
 
 
-def _exp(**reads: Reads) -> Experiment:
+def _exp(per: str | None = None, **reads: Reads) -> Experiment:
+    """An experiment whose claim `<id>` reads `reads[id]` (its check is not called here:
+    `judge` gets the claims)."""
+    specs = [ClaimSpec(i, "s", r, lambda c, p: in_range(0.5, 0.0, 1.0)) for i, r in reads.items()]
     return Experiment(
         name="test/verdicts",
         source="000 Fig 0",
@@ -40,9 +44,14 @@ def _exp(**reads: Reads) -> Experiment:
         presets={},
         grid={},
         measure=lambda m, d, c: Measurement({}),
-        claims=lambda c, r: [],
-        reads=reads,
+        claims=specs,
+        per=per,
     )
+
+
+def _claim(id: str, o: Outcome, statement: str = "s") -> Claim:
+    """Claim `id` of outcome `o`, before the verdict."""
+    return ClaimSpec(id, statement, None, lambda c, p: o).claim(None, o, "000 Fig 0")
 
 
 def _point(stationarity: float, value: float, prev: float | None) -> PointResult:
@@ -53,7 +62,7 @@ def _point(stationarity: float, value: float, prev: float | None) -> PointResult
 
 
 READS = Reads(("x",), window=1.0)
-CLAIM = in_range("c", "000 Fig 0", "x in [0, 1]", 0.5, 0.0, 1.0)
+CLAIM = _claim("c", in_range(0.5, 0.0, 1.0), "x in [0, 1]")
 
 
 @pytest.mark.parametrize(
@@ -76,7 +85,7 @@ def test_certificate_and_stability_decide(stationarity, prev, state) -> None:
 
 
 def test_a_converged_claim_outside_its_tolerance_fails() -> None:
-    claim = at_most("c", "000 Fig 0", "x <= 0.1", 0.5, 0.1)
+    claim = _claim("c", at_most(0.5, 0.1), "x <= 0.1")
     (c,) = judge(_exp(c=READS), None, [claim], [_point(1e-3, 0.5, 0.5)])
     assert c.state == "failed" and not c.passed
 
@@ -108,18 +117,21 @@ def test_a_claim_reads_only_its_points() -> None:
     assert judge(_exp(c=last), None, [CLAIM], [good, bad])[0].state == "not-converged"
 
 
-def test_patterns_match_claim_ids() -> None:
+def test_tagged_ids_of_a_per_experiment_read_their_claims_gate() -> None:
     claim = dataclasses.replace(CLAIM, id="plateau(lam=0.001)")
-    (c,) = judge(_exp(**{"plateau*": READS}), None, [claim], [_point(0.5, 0.5, 0.5)])
+    exp = _exp(per="train.lam", plateau=READS)
+    (c,) = judge(exp, None, [claim], [_point(0.5, 0.5, 0.5)])
     assert c.state == "not-converged"
+    assert exp.reads_of("plateau(lam=0.001)") == READS and exp.reads_of("plateau(x=1)") is None
+    assert _exp(plateau=READS).reads_of("plateau(lam=0.001)") is None  # no `per`: no tags
 
 
 @pytest.mark.parametrize(
     ("claim", "state"),
     [
-        (reported("r", "000", "a number", 0.3), "reported"),
-        (unmeasured("u", "000", "s", "e", "diverged"), "not-measured"),
-        (in_range("t", "000", "theory", 2.0, 0.0, 1.0), "failed"),  # not in reads: theory
+        (_claim("r", reported(0.3)), "reported"),
+        (_claim("u", unmeasured("diverged", "e")), "not-measured"),
+        (_claim("t", in_range(2.0, 0.0, 1.0)), "failed"),  # not in reads: theory
     ],
 )
 def test_other_states(claim: Claim, state: str) -> None:
@@ -131,7 +143,7 @@ def test_states_round_trip_through_claims_json() -> None:
     claims = judge(
         _exp(c=READS),
         None,
-        [CLAIM, reported("r", "000", "n", 1.0), unmeasured("u", "000", "s", "e", "why")],
+        [CLAIM, _claim("r", reported(1.0)), _claim("u", unmeasured("why", "e"))],
         [_point(0.5, 0.5, 0.5)],
     )
     text = json.dumps([dataclasses.asdict(c) for c in claims])

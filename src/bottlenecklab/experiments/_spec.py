@@ -10,7 +10,7 @@ diverged, runs `check`, writes expected and measured values, applies the certifi
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
+import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -129,13 +129,21 @@ class Ungated:
 
     Args:
         why: the reason, one sentence (shown with the experiment's claims).
+        where: only the points whose swept values match these are the claim's (e.g.
+            `{"run": "theory"}`): its `check` reads them, and only their divergence
+            makes it `not-measured`.
     """
 
     why: str
+    where: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.why.strip():
             raise ValueError("Ungated needs the reason no certificate applies")
+
+    def matches(self, point: PointResult) -> bool:
+        """Whether `point`'s swept values match `where` (whatever its status)."""
+        return all(point.point.get(k) == v for k, v in self.where.items())
 
 
 @dataclass(frozen=True)
@@ -256,6 +264,10 @@ class Outcome:
         state: `""` (the runner judges it), or `"not-measured"` / `"not-converged"` when
             the check itself decided (nothing to read; the experiment's own gate).
         facts: values the statement's `{name}` fields are filled with.
+        certificate: the record of the experiment's own convergence gate, in the
+            runner's form (`_verdicts.certificate_record`), for a claim declared
+            `Ungated` that its check gates itself: it becomes `Claim.certificate`. (A
+            claim that `Reads` gets the runner's certificate instead.)
     """
 
     expected: str
@@ -266,6 +278,7 @@ class Outcome:
     margin_scale: str = "linear"
     state: str = ""
     facts: Mapping[str, Any] = field(default_factory=dict)
+    certificate: Mapping[str, Any] | None = None
 
     def with_facts(self, **facts: Any) -> Outcome:
         """The same outcome with more `facts` for the statement."""
@@ -320,15 +333,18 @@ class ClaimSpec(Generic[C]):
             `Ungated("why")` (why no certificate applies); `None` only for a number that
             is reported, never asserted (its `check` returns `reported(...)`).
         check: `(config, points) -> Outcome`, on the finished points the claim reads
-            (`Points`, grid order; those matching `gate.where` when the gate is a
-            `Reads` with `where`). It is not called when a training of those points
-            diverged: the claim is then `not-measured`, with the reason.
+            (`Points`, grid order; those matching `gate.where`). It is not called when a
+            training of those points diverged: the claim is then `not-measured`, with
+            the reason.
         source: the paper's place (`"000 Thm 4"`); default: the experiment's `source`.
         figure: the figure that shows the claim (a name in the experiment's `figures`);
             default: the experiment's first figure.
         partial: call `check` on the finished points even when some diverged (a claim
             that counts the failures itself, e.g. "most seeds ..."); it is
             `not-measured` only when no point finished.
+        when: the claim exists only in the configs where `when(config)` holds (e.g. the
+            slope at depth 4, in a preset that sweeps depth 3 only: the claim is then
+            left out, not reported unmeasured); `None`: in every config.
     """
 
     id: str
@@ -338,12 +354,13 @@ class ClaimSpec(Generic[C]):
     source: str | None = None
     figure: str | None = None
     partial: bool = False
+    when: Callable[[C], bool] | None = None
 
     def selected(self, points: Sequence[PointResult]) -> list[PointResult]:
         """The points this claim reads, whatever their status (`gate.where`)."""
-        if isinstance(self.gate, Reads):
-            return [p for p in points if self.gate.matches(p)]
-        return list(points)
+        if self.gate is None:
+            return list(points)
+        return [p for p in points if self.gate.matches(p)]
 
     def outcome(self, cfg: C, points: Sequence[PointResult]) -> Outcome:
         """`check` on the claim's finished points, or `not-measured` when a training of
@@ -355,12 +372,15 @@ class ClaimSpec(Generic[C]):
             return Outcome("see spec", f"not measured: {why}", False, state="not-measured")
         return self.check(cfg, done)
 
-    def claim(self, cfg: C, outcome: Outcome, source: str) -> Claim:
-        """The `Claim` (before the verdict) of `outcome`, its statement filled in."""
+    def claim(self, cfg: C, outcome: Outcome, source: str, tag: str = "") -> Claim:
+        """The `Claim` (before the verdict) of `outcome`, its statement filled in (and
+        its id tagged by `tag`, e.g. `"(lam=0.001)"`, for a claim repeated per value of
+        `Experiment.per`); the outcome's `certificate` becomes the claim's."""
         facts = {**outcome.facts, "cfg": cfg}
         statement = _StatementFormatter().vformat(self.statement, (), facts)
+        cert = dict(outcome.certificate) if outcome.certificate is not None else None
         return Claim(
-            self.id,
+            self.id + tag,
             self.source or source,
             statement,
             outcome.expected,
@@ -368,12 +388,24 @@ class ClaimSpec(Generic[C]):
             outcome.passed,
             asserted=outcome.asserted,
             state=outcome.state,
+            certificate=cert,
             margin=outcome.margin,
             margin_scale=outcome.margin_scale,
         )
 
 
-ClaimsFunction = Callable[[Any, list[PointResult]], list[Claim]]
+def _value_text(value: Any) -> str:
+    """A swept value as it appears in a tagged claim id (`0.001`, `relu`)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return format(value, "g")
+    return str(value)
+
+
+def _config_value(cfg: Any, key: str) -> Any:
+    """The config's value at a dotted key (`"train.lam"`), or None where it has none."""
+    for part in key.split("."):
+        cfg = getattr(cfg, part, None)
+    return cfg
 
 
 @dataclass(frozen=True)
@@ -390,16 +422,13 @@ class Experiment(Generic[C]):
         grid: run-config key -> name of the config field holding its swept values
             (`{"model.leak": "leaks"}`); one training run per combination.
         measure: `(model, data, config) -> Measurement`, on a trained network.
-        claims: the experiment's `ClaimSpec`s, one per claim, in report order. (Legacy,
-            for modules not yet declared so: a function `(config, [PointResult]) ->
-            [Claim]`, with `reads`, `ungated` and `claim_figures` beside it.)
+        claims: the experiment's `ClaimSpec`s, one per claim, in report order.
         figures: the figures drawn from a run, each `"module:function"` (a function
             `(RunRecord, folder) -> [png paths]` in `bottlenecklab.report.<module>`,
             e.g. `"_leaky_resnet:hamiltonian_vs_leak"`; a module starting with
             `bottlenecklab.` is absolute). After construction `figures` holds the
             names (the functions' names, the png stems) and `figure_refs` maps each name
-            to its reference. (Legacy: a bare name, found among `bottlenecklab.report`'s
-            figure modules.)
+            to its reference.
         trains: `False` for experiments that compute without training a network (ODE
             integration, closed forms): `measure` is then called as `(None, None, config)`
             and the config needs no `task`/`model`/`train` fields.
@@ -409,13 +438,19 @@ class Experiment(Generic[C]):
             the training path needs beyond the loss (e.g. `theta / ||theta||`); numbers or
             strings, the same columns in every row (`""` at steps where a column is not
             due). Points of an experiment with a trace are never trained as ensembles.
-        claim_figures: derived from the `ClaimSpec`s (claim id -> figure); by hand only
-            with a legacy `claims` function.
-        reads: derived from the `ClaimSpec`s (claim id -> `Reads`); by hand only with a
-            legacy `claims` function.
-        ungated: derived from the `ClaimSpec`s (claim id -> why no certificate applies);
-            by hand only with a legacy `claims` function (ids or `fnmatch` patterns).
-        figure_refs: derived from `figures` (name -> `"module:function"`).
+        figure_refs: derived from `figures` (name -> `"module:function"`); given only by
+            `dataclasses.replace` (whose `figures` are already names).
+        per: a config key (`"train.lam"`, usually a `grid` key): every claim is measured
+            and judged once per value of it among a run's points (a point outside the
+            grid key has the config's value), on that value's points only (the
+            divergence guard and the certificate too), in order of the values, all
+            claims of the first value first. With several values each id is tagged
+            `(lam=0.001)` (the key's last part) and the statement's `{tag}` field is
+            ` (lam = 0.001)`; with one value ids are untagged and `{tag}` is empty.
+
+    After construction, `reads` (claim id -> `Reads`), `ungated` (claim id -> why no
+    certificate applies) and `claim_figures` (claim id -> figure) are derived from the
+    claims (their declared ids, untagged).
     """
 
     name: str
@@ -425,25 +460,32 @@ class Experiment(Generic[C]):
     presets: Mapping[str, Mapping[str, Any]]
     grid: Mapping[str, str]
     measure: Callable[[Any, Any, C], Measurement]
-    claims: Sequence[ClaimSpec[C]] | ClaimsFunction
+    claims: Sequence[ClaimSpec[C]]
     figures: tuple[str, ...] = ()
     trains: bool = True
     doc: str = ""
-    claim_figures: Mapping[str, str] = field(default_factory=dict)
-    reads: Mapping[str, Reads] = field(default_factory=dict)
-    ungated: Mapping[str, str] = field(default_factory=dict)
     trace: Callable[[Any, C, int], dict[str, Any]] | None = None
     figure_refs: Mapping[str, str] = field(default_factory=dict)
+    per: str | None = None
+    reads: Mapping[str, Reads] = field(init=False)
+    ungated: Mapping[str, str] = field(init=False)
+    claim_figures: Mapping[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
         parsed = {ref.rpartition(":")[2]: ref for ref in self.figures}
         if len(parsed) < len(self.figures):
             raise ValueError(f"{self.name}: two figures share a name: {self.figures}")
         refs = {**self.figure_refs, **{k: v for k, v in parsed.items() if ":" in v}}
+        bare = [n for n in parsed if n not in refs]
+        if bare:
+            raise ValueError(
+                f"{self.name}: figures {bare} name no module: declare each as "
+                '"module:function" (e.g. "_l2:l2_forces")'
+            )
         object.__setattr__(self, "figures", tuple(parsed))
         object.__setattr__(self, "figure_refs", refs)
-        if callable(self.claims):
-            return
+        if callable(self.claims) or not all(isinstance(s, ClaimSpec) for s in self.claims):
+            raise TypeError(f"{self.name}: claims must be a sequence of ClaimSpec")
         specs = tuple(self.claims)
         object.__setattr__(self, "claims", specs)
         ids = [s.id for s in specs]
@@ -459,46 +501,78 @@ class Experiment(Generic[C]):
                 raise ValueError(f"{self.name}: {s.id} reads a certificate but nothing trains")
             if s.figure is not None and s.figure not in refs:
                 raise ValueError(f"{self.name}: {s.id} names figure {s.figure!r}, not declared")
-        derived = {
-            "reads": {s.id: s.gate for s in specs if isinstance(s.gate, Reads)},
-            "ungated": {s.id: s.gate.why for s in specs if isinstance(s.gate, Ungated)},
-            "claim_figures": {s.id: s.figure for s in specs if s.figure is not None},
-        }
-        given = {k: dict(getattr(self, k)) for k in derived}
-        if any(given[k] and given[k] != derived[k] for k in derived):  # (`replace` passes them)
-            raise ValueError(
-                f"{self.name}: with ClaimSpecs, gates and figures are declared on each claim "
-                "(not reads=, ungated=, claim_figures=)"
-            )
-        for key, value in derived.items():
-            object.__setattr__(self, key, value)
+        object.__setattr__(
+            self, "reads", {s.id: s.gate for s in specs if isinstance(s.gate, Reads)}
+        )
+        object.__setattr__(
+            self, "ungated", {s.id: s.gate.why for s in specs if isinstance(s.gate, Ungated)}
+        )
+        object.__setattr__(
+            self, "claim_figures", {s.id: s.figure for s in specs if s.figure is not None}
+        )
 
     @property
     def specs(self) -> tuple[ClaimSpec[C], ...]:
-        """The declared claims (empty for a legacy `claims` function)."""
-        return () if callable(self.claims) else tuple(self.claims)
+        """The declared claims."""
+        return tuple(self.claims)
+
+    def active(self, cfg: C) -> list[ClaimSpec[C]]:
+        """The claims of config `cfg` (those whose `when` holds)."""
+        return [s for s in self.specs if s.when is None or s.when(cfg)]
+
+    def partition(
+        self, cfg: C, points: Sequence[PointResult]
+    ) -> list[tuple[str, list[PointResult]]]:
+        """`(tag, points)` per value of `per` among `points` (values sorted; tag
+        `"(lam=0.001)"`, or `""` with one value), or `[("", points)]` without `per`."""
+        if self.per is None:
+            return [("", list(points))]
+        key, short = self.per, self.per.rpartition(".")[2]
+        default = _config_value(cfg, key)
+        value = lambda p: p.point.get(key, default)  # noqa: E731
+        values = sorted({value(p) for p in points})
+        if len(values) <= 1:
+            return [("", list(points))]
+        return [
+            (f"({short}={_value_text(v)})", [p for p in points if value(p) == v]) for v in values
+        ]
+
+    def measured(self, cfg: C, points: Sequence[PointResult], tag: str = "") -> list[Claim]:
+        """The claims of `cfg` measured on `points`, one value's points of `per` (ids
+        tagged by `tag`, the statements' `{tag}` filled)."""
+        out = []
+        for s in self.active(cfg):
+            o = s.outcome(cfg, points)
+            if self.per is not None:
+                o = o.with_facts(tag=f" ({tag[1:-1].replace('=', ' = ')})" if tag else "")
+            out.append(s.claim(cfg, o, self.source, tag))
+        return out
 
     def evaluate(self, cfg: C, points: Sequence[PointResult]) -> list[Claim]:
         """Every claim measured on `points` (before the verdict: `_verdicts.judge`)."""
-        if callable(self.claims):
-            return self.claims(cfg, list(points))
-        return [s.claim(cfg, s.outcome(cfg, points), self.source) for s in self.specs]
+        return [c for tag, pts in self.partition(cfg, points) for c in self.measured(cfg, pts, tag)]
+
+    def spec_of(self, claim_id: str) -> ClaimSpec[C] | None:
+        """The declared claim of a claim id (tagged or not), or None."""
+        base = claim_id
+        if self.per is not None:
+            short = re.escape(self.per.rpartition(".")[2])
+            base = re.sub(rf"\({short}=[^()]*\)$", "", claim_id)
+        return next((s for s in self.specs if s.id == base), None)
 
     def reads_of(self, claim_id: str) -> Reads | None:
         """What claim `claim_id` reads (`None`: not gated by the certificate)."""
-        if claim_id in self.reads:
-            return self.reads[claim_id]
-        for pattern, reads in self.reads.items():
-            if fnmatch.fnmatchcase(claim_id, pattern):
-                return reads
-        return None
+        spec = self.spec_of(claim_id)
+        return spec.gate if spec is not None and isinstance(spec.gate, Reads) else None
 
     def is_ungated(self, claim_id: str) -> bool:
         """Whether `claim_id` is declared free of the certificate (`Ungated`)."""
-        return claim_id in self.ungated or any(
-            fnmatch.fnmatchcase(claim_id, p) for p in self.ungated
-        )
+        spec = self.spec_of(claim_id)
+        return spec is not None and isinstance(spec.gate, Ungated)
 
     def figure_of(self, claim_id: str) -> str | None:
         """The figure that shows claim `claim_id` (`None` for an experiment without one)."""
-        return self.claim_figures.get(claim_id, self.figures[0] if self.figures else None)
+        spec = self.spec_of(claim_id)
+        if spec is not None and spec.figure is not None:
+            return spec.figure
+        return self.figures[0] if self.figures else None

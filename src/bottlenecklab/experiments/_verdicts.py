@@ -121,8 +121,13 @@ def certificate_record(
 
 
 def verdicts(exp: Experiment, cfg: Any, points: Sequence[PointResult]) -> list[Claim]:
-    """Every claim of `exp` measured on a run's `points` and judged (`evaluate`, `judge`)."""
-    return judge(exp, cfg, exp.evaluate(cfg, points), points)
+    """Every claim of `exp` measured on a run's `points` and judged (`evaluate`, `judge`):
+    with `Experiment.per`, each value's claims on that value's points only."""
+    return [
+        c
+        for tag, pts in exp.partition(cfg, points)
+        for c in judge(exp, cfg, exp.measured(cfg, pts, tag), pts)
+    ]
 
 
 def judge(
@@ -131,14 +136,14 @@ def judge(
     """Each claim with its verdict (`state`, `passed`, `certificate`) and, for a registered
     finding (`_findings.FINDINGS`), its key in `finding`.
 
-    An asserted claim of a `ClaimSpec` without a gate is refused (`ValueError`): it must
+    `points`: those the claims were measured on (with `Experiment.per`, one value's). An
+    asserted claim of a `ClaimSpec` without a gate is refused (`ValueError`): it must
     say what it reads (`Reads`) or why no certificate applies (`Ungated`).
     """
     gate = gate_of(cfg)
-    declared = {s.id: s for s in exp.specs}
     out = []
     for c in claims:
-        spec = declared.get(c.id)
+        spec = exp.spec_of(c.id)
         if spec is not None and spec.gate is None and c.asserted and c.state != "not-measured":
             raise ValueError(
                 f"{exp.name}: claim {c.id!r} is asserted but declares no gate: give it "

@@ -4,9 +4,7 @@ its figures as `"module:function"` (`Experiment.figures`, `figure_refs`), a func
 
 from __future__ import annotations
 
-import functools
 import importlib
-import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,27 +30,17 @@ def _resolve(ref: str) -> Maker:
     return maker
 
 
-@functools.cache
-def _by_name(name: str) -> Maker:
-    """A figure named without its module (legacy declarations): the function of that name
-    in a figure module of `bottlenecklab.report` (exactly one)."""
-    found = []
-    for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if mod.name.startswith("_") and mod.name not in ("_figures", "_html", "_summary"):
-            module = importlib.import_module(f"bottlenecklab.report.{mod.name}")
-            if callable(getattr(module, name, None)) and not name.startswith("_"):
-                found.append(f"{mod.name}:{name}")
-    if len(found) != 1:
-        raise LookupError(f"figure {name!r}: found in {found or 'no report module'}")
-    return _resolve(found[0])
-
-
 def figure_maker(name: str, refs: dict[str, str] | None = None) -> Maker:
     """The function drawing figure `name`: by its `"module:function"` reference in `refs`
-    (an experiment's `figure_refs`), a shared figure (`training_curves`), or else (legacy)
-    the report function of that name."""
+    (an experiment's `figure_refs`) or a shared figure (`training_curves`).
+
+    Raises:
+        LookupError: `name` is neither (an experiment declares each figure with its module).
+    """
     ref = (refs or {}).get(name) or SHARED.get(name)
-    return _resolve(ref) if ref else _by_name(name)
+    if ref is None:
+        raise LookupError(f'figure {name!r}: no "module:function" declared for it')
+    return _resolve(ref)
 
 
 def write_figures(record: RunRecord, names: tuple[str, ...]) -> list[Path]:

@@ -1,11 +1,13 @@
 """What the width-plateau experiments share (paper 004, Fig 2): the base config, the smoke
-and quick recipes, the measurement, the claims and their own certificate gate."""
+and quick recipes, the measurement, the claims and their own certificate gate.
+
+The claims are measured once per `train.lam` of a run (`Experiment(per="train.lam")`):
+their statements' `{tag}` names the `lam` when a run has several."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +16,6 @@ import torch
 from bottlenecklab import measure as M
 from bottlenecklab.experiments._checks import in_range, listed, non_decreasing, reported
 from bottlenecklab.experiments._spec import (
-    Claim,
     ClaimSpec,
     Gate,
     Measurement,
@@ -33,9 +34,7 @@ __all__ = [
     "QUICK",
     "SMOKE",
     "PlateauConfig",
-    "per_lam",
     "plateau_gate",
-    "plateau_gates",
     "plateau_measure",
     "quick_phases",
 ]
@@ -201,12 +200,12 @@ def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[s
 
 
 def self_gated(o: Outcome, cfg: Any, pts: Points) -> Outcome:
-    """`o` judged by `plateau_gate` (`not-converged` when it fails); the gate's record as
-    the `certificate` fact (`per_lam` makes it the claim's certificate)."""
+    """`o` judged by `plateau_gate` (`not-converged` when it fails), with the gate's
+    record as its certificate."""
     cert, _ = plateau_gate(cfg, list(pts), cfg.trend_tol)
     if not cert["converged"]:
         o = dataclasses.replace(o, passed=False, state="not-converged")
-    return o.with_facts(certificate=cert)
+    return dataclasses.replace(o, certificate=cert)
 
 
 def non_increasing(cfg: Any, pts: Points) -> Outcome:
@@ -261,40 +260,3 @@ CLAIMS = [
         unfinished_restarts,
     ),
 ]
-
-
-def per_lam(specs: Sequence[ClaimSpec[Any]], source: str):
-    """The claims function of `specs` measured once per `train.lam` of a run's points, each
-    on that `lam`'s points (its divergence guard included): ids tagged `(lam=0.001)` and
-    the statements' `{tag}` ` (lam = 0.001)` when the points have several `lam`s; a
-    check's `certificate` fact becomes its claim's certificate.
-
-    (The framework's `ClaimSpec`s are one claim each, on one selection of points; a
-    claim repeated per value of a grid key, gated by the experiment itself, is not yet
-    one of them.)
-    """
-
-    def claims(cfg: Any, points: list[PointResult]) -> list[Claim]:
-        lam_of = lambda p: p.point.get("train.lam", cfg.train.lam)  # noqa: E731
-        lams = sorted({lam_of(p) for p in points})
-        out = []
-        for lam in lams:
-            tag = f"(lam={lam:g})" if len(lams) > 1 else ""
-            for spec in specs:
-                o = spec.outcome(cfg, [p for p in points if lam_of(p) == lam])
-                o = o.with_facts(tag=f" (lam = {lam:g})" if tag else "")
-                c = spec.claim(cfg, o, source)
-                cert = o.facts.get("certificate")
-                out.append(dataclasses.replace(c, id=c.id + tag, certificate=cert))
-        return out
-
-    return claims
-
-
-def plateau_gates(specs: Sequence[ClaimSpec[Any]]) -> dict[str, dict[str, Any]]:
-    """`reads` and `ungated` of an `Experiment` whose claims are `per_lam(specs)`: each
-    spec's gate under the pattern `<id>*` (its tagged ids)."""
-    return {
-        "reads": {f"{s.id}*": s.gate for s in specs if isinstance(s.gate, Reads)},
-        "ungated": {f"{s.id}*": s.gate.why for s in specs if isinstance(s.gate, Ungated)},
-    }

@@ -148,14 +148,15 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
 
 
 def theory_value(pts: Points, name: str) -> float:
-    """Scalar `name` of the closed forms' point (`nan` when it was not run)."""
-    s = next((p.scalars for p in pts if p.point.get("run") == "theory"), {})
-    return float(s.get(name, math.nan))
+    """Scalar `name` of the closed forms' point (the only point the claims read)."""
+    return float(pts.last.scalars.get(name, math.nan))
 
 
-# The claims read the closed forms' point only (`theory_value`): a diverged GD run (report
-# only) does not make them not-measured (`partial`).
-CLOSED_FORM = Ungated("closed forms of the loss at given weights: no network is trained")
+# The claims read the closed forms' point only (`where`): a diverged GD run (report only)
+# does not make them not-measured.
+CLOSED_FORM = Ungated(
+    "closed forms of the loss at given weights: no network is trained", where={"run": "theory"}
+)
 CLAIMS = [
     ClaimSpec(
         "family-value",
@@ -168,7 +169,6 @@ CLAIMS = [
             family=theory.counterexample_values(cfg.lam)[0],
             n_angles=len(cfg.angles),
         ),
-        partial=True,
     ),
     ClaimSpec(
         "global-value",
@@ -179,7 +179,6 @@ CLAIMS = [
             cfg.value_tol,
             glob=theory.counterexample_values(cfg.lam)[1],
         ),
-        partial=True,
     ),
     ClaimSpec(
         "family-local-min",
@@ -189,7 +188,6 @@ CLAIMS = [
         lambda cfg, pts: at_least(
             theory_value(pts, "perturbation_min"), 0.0, tol=cfg.perturbation_tol
         ),
-        partial=True,
     ),
     ClaimSpec(
         "escape-path",
@@ -200,7 +198,6 @@ CLAIMS = [
             theory_value(pts, "escape_error"), cfg.escape_tol, eps=listed(cfg.epsilons, "g")
         ),
         source="004 App C.1",
-        partial=True,
     ),
 ]
 

@@ -24,8 +24,6 @@ from bottlenecklab.experiments.l2._plateau import (
     QUICK,
     SMOKE,
     PlateauConfig,
-    per_lam,
-    plateau_gates,
     plateau_measure,
     quick_phases,
 )
@@ -84,8 +82,8 @@ EXPERIMENT = Experiment[Config](
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds"},
     measure=plateau_measure,
-    claims=per_lam(CLAIMS, SOURCE),
+    claims=CLAIMS,
+    per="train.lam",
     figures=("_l2:l2_width_plateau",),
     doc=__doc__ or "",
-    **plateau_gates(CLAIMS),
 )

@@ -23,8 +23,6 @@ from bottlenecklab.experiments.l2._plateau import (
     QUICK,
     SMOKE,
     PlateauConfig,
-    per_lam,
-    plateau_gates,
     plateau_measure,
     quick_phases,
 )
@@ -80,8 +78,8 @@ EXPERIMENT = Experiment[Config](
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds", "train.lam": "lams"},
     measure=plateau_measure,
-    claims=per_lam(CLAIMS, SOURCE),  # each lam's claims on its points
+    claims=CLAIMS,
+    per="train.lam",  # each lam's claims on its points
     figures=("_l2:l2_width_plateau",),
     doc=__doc__ or "",
-    **plateau_gates(CLAIMS),
 )

@@ -1,6 +1,6 @@
 """What the experiments of paper 003 share: the escape-direction solver's base config, the
-certificate reasons of its claims (none trains to a critical point), a run's logged loss
-curve, and claims that exist only in some configs (one per swept depth).
+certificate reasons of its claims (none trains to a critical point) and a run's logged
+loss curve.
 
 The area has no shared smoke or quick recipe: each experiment's presets change its own
 sweep (widths, depths, init scales), with the reasons beside them.
@@ -9,23 +9,17 @@ sweep (widths, depths, init scales), with the reasons beside them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
-from bottlenecklab.experiments._spec import Claim, ClaimSpec, Experiment, PointResult
+from bottlenecklab.experiments._spec import PointResult
 
 __all__ = [
     "RANK1",
     "SOLVER",
-    "SaddleExperiment",
     "SolverConfig",
-    "WhenClaim",
     "curve",
     "dynamics",
 ]
-
-C = TypeVar("C")
 
 RANK1 = math.sqrt(2) - 1  # the circle's width-1 optimum (003 Example 1)
 
@@ -69,23 +63,3 @@ def curve(r: PointResult) -> tuple[list[float], list[float]]:
     rows = sorted(r.metrics, key=lambda m: m["step"])
     steps = [0.0] + [float(m["step"]) for m in rows]
     return steps, [r.scalars.get("loss0", math.nan)] + [float(m["loss"]) for m in rows]
-
-
-@dataclass(frozen=True)
-class WhenClaim(ClaimSpec[C]):
-    """A claim that exists only in the configs where `when(cfg)` holds (e.g. the slope at
-    depth 4, in a preset that sweeps depth 3 only). `_spec` has no such claim yet: with
-    it, a preset that drops a depth drops that depth's claims instead of reporting them
-    unmeasured."""
-
-    when: Callable[[Any], bool] = lambda cfg: True
-
-
-@dataclass(frozen=True)
-class SaddleExperiment(Experiment[C]):
-    """`Experiment` that evaluates a `WhenClaim` only where its `when(cfg)` holds."""
-
-    def evaluate(self, cfg: C, points: Sequence[PointResult]) -> list[Claim]:
-        """Every claim of `cfg` measured on `points` (before the verdict)."""
-        specs = [s for s in self.specs if not isinstance(s, WhenClaim) or s.when(cfg)]
-        return [s.claim(cfg, s.outcome(cfg, points), self.source) for s in specs]

@@ -23,8 +23,15 @@ import numpy as np
 import torch
 
 from bottlenecklab.experiments._checks import at_most, in_range, listed, reported, unmeasured
-from bottlenecklab.experiments._spec import ClaimSpec, Measurement, Outcome, Points, Ungated
-from bottlenecklab.experiments.saddle._common import SaddleExperiment, WhenClaim, curve, dynamics
+from bottlenecklab.experiments._spec import (
+    ClaimSpec,
+    Experiment,
+    Measurement,
+    Outcome,
+    Points,
+    Ungated,
+)
+from bottlenecklab.experiments.saddle._common import curve, dynamics
 from bottlenecklab.measure import costs, direction_gaps, escape_step, loglog_slope
 from bottlenecklab.models import FCNNConfig, NormedFCNNConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
@@ -206,7 +213,7 @@ CLAIMS = [
         spec
         for L in DEPTHS
         for spec in (
-            WhenClaim(
+            ClaimSpec(
                 f"slope-L{L}",
                 "L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) against "
                 "the init scale (alpha = {alphas}) is 2 - L within {cfg.slope_rtol:.0%}",
@@ -214,7 +221,7 @@ CLAIMS = [
                 slope(L),
                 when=lambda cfg, L=L: L in cfg.depths,
             ),
-            WhenClaim(
+            ClaimSpec(
                 f"slope-first-L{L}",
                 "L = {L}: the same slope for the first departure, loss <= {cfg.first_frac:g} "
                 "C(0) (target 2 - L = {target:g})",
@@ -257,7 +264,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-EXPERIMENT = SaddleExperiment[Config](
+EXPERIMENT = Experiment[Config](
     name="saddle/plateau-time",
     source="003 Prop 2.2 (derived)",
     title="The first plateau lasts ~ sigma_0^(2-L) GD steps; tau-time paths are scale-free",
