@@ -219,12 +219,14 @@ from bottlenecklab.measure.stats import (
 
 # Symmetry learning (001 §5) (`measure.symmetry`)
 from bottlenecklab.measure.symmetry import (
+    crossing_counts,
     curve_distances,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
     layer_distance_map,
     layer_paths,
+    layer_state_r2,
     path_crossings,
     pca_path_crossings,
     pca_paths2d,
@@ -232,6 +234,7 @@ from bottlenecklab.measure.symmetry import (
     random_projection_crossings,
     rotation_ratio,
     state_bijection_r2,
+    step_r2,
 )
 
 # Low-dimensional views of representations (000, 004) (`measure.views`)
@@ -383,12 +386,14 @@ __all__ = [  # noqa: RUF022
     "clopper_pearson",
     "logistic_slope_z",
     # measure.symmetry
+    "crossing_counts",
     "curve_distances",
     "haar_rotation_about",
     "invariant_coordinates",
     "knn_r2",
     "layer_distance_map",
     "layer_paths",
+    "layer_state_r2",
     "path_crossings",
     "pca_path_crossings",
     "pca_paths2d",
@@ -396,6 +401,7 @@ __all__ = [  # noqa: RUF022
     "random_projection_crossings",
     "rotation_ratio",
     "state_bijection_r2",
+    "step_r2",
     # measure.views
     "nearest_centroid_accuracy",
     "pca_paths",
