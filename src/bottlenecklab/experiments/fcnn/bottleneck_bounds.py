@@ -64,31 +64,17 @@ class Config(LatentConfig):
 
     Args:
         depths: depths of the trained networks (the grid).
-        n_random: random networks per grid point; random_depths: their depth range
-            (inclusive); slopes, betas, init_scales: their choices; random_width,
-            random_dim: their hidden width and input/output dimension; n_points: Gaussian
-            points per random network.
+        n_random, random_depths, slopes, betas, init_scales, random_width, random_dim,
+            n_points: the random networks per grid point and their choices.
         slack: numerical slack of the chain and Thm 15 (float64).
         k, p: rank and fraction of Cor 8; the middle layers are `p <= l/L <= 1 - p`.
-        cor8_factor: at the deepest trained net the middle median of `s_(k+1)` must lie
-            below `1 / cor8_factor` times that of the same net at its initialization (a
-            paired comparison: what training did to this net). 1 (plainly below): Cor 8
-            bounds the trained net's value by `O(1/sqrt L)` but says nothing of a random
-            net's, so 001 supports no larger factor; the measured ratio is the claim's
-            value (spec, fourth review).
-        cor8_random: untrained nets of each depth (the net's own initialization and
-            `cor8_random - 1` further draws of the same init) whose middle medians are
-            reported beside it: how many lie below the trained net's (0 of 19 would
-            reject "the trained net is one more random draw" at level 0.05).
-        eta0: the GD step is `eta0 / L` (the trained nets' GD phase must use it).
-        ntk_factor: `lambda_max / N <= ntk_factor / eta`; ntk_spread: max/min of
-            `Tr Theta / (N L)` across depths; both are means over `orbit_steps` further
-            GD steps at `eta` from the trained state (GD at a fixed step ends at the edge
-            of stability, where the sharpness oscillates from step to step).
-        affine_rel: the middle representation's affine dimension (the rank Cor 8 needs)
-            counts the singular values of the centred pre-activations `a~_(ceil(L/2))`
-            above this fraction of the largest (spec: the weight rank counts the
-            representation's offset).
+        cor8_factor: the deepest net's middle median of `s_(k+1)` lies below
+            `1 / cor8_factor` times that of its own initialization.
+        cor8_random: untrained nets of each depth reported beside it.
+        eta0: the GD step is `eta0 / L`.
+        ntk_factor, ntk_spread: bounds on `lambda_max eta / N` and on max/min of
+            `Tr Theta / (N L)`, means over `orbit_steps` further GD steps.
+        affine_rel: relative cut of the middle representation's affine dimension.
     """
 
     task: LatentTeacherConfig = LatentTeacherConfig(n_train=128, n_test=128)
@@ -388,7 +374,7 @@ CLAIMS = [
         "times eta, mean over {cfg.orbit_steps} further GD steps (the edge-of-stability "
         "oscillation), largest over depths (mean +- half range per depth: {orbit}); "
         "GD can only settle at <= {cfg.ntk_factor:g}, which an untrained net meets too",
-        NTK,  # reported: vacuous as a bound, an untrained net reads 0.321 (lab notes vacuity.md)
+        NTK,
         ntk_stability,
         source="001 §4",
     ),
@@ -404,18 +390,9 @@ CLAIMS = [
 PRESETS = {
     # Seconds: two shallow depths, a handful of random nets, a few steps (_common).
     "smoke": {**SMOKE, "depths": (3, 4), "n_random": 3, "n_points": 4},
-    # The spec's quick preset (N = 128, width 48, L in {6, 10, 16}, 3 x 34 random nets)
-    # with the schedule of `fcnn/rank-vs-depth`'s quick preset (Adam, L-BFGS,
-    # float64: He init + Adam/GD leaves middle ranks ~15-40, and Cor 8 needs rank 2; at
-    # He x 0.5 the L = 16 net collapses to zero), then GD at eta = 0.1/L WITHOUT halving:
-    # after L-BFGS the net sits in a sharp minimum, and a halving GD only shrinks its own
-    # step there (measured lambda_max eta = 1.16, 1.55, 2.28 with halving); at a fixed
-    # step GD leaves it for a flatter one at the edge of stability. `lr_per_depth`
-    # divides every phase by L: Adam 0.01/L, L-BFGS initial step 1/L (its line search
-    # extrapolates), GD 0.1/L.
+    # The spec's quick sizes; Adam, L-BFGS (float64), then GD at eta = 0.1/L without
+    # halving (reasons: docs/lab-notes/fcnn.md).
     "quick": {
-        # He x 0.85: at 0.7 GD's catapult out of the sharp L-BFGS minimum left seed 1's
-        # L = 16 net at the zero output (train cost 0.995)
         "model.init_scale": 0.85,
         "train.dtype": "float64",
         "train.phases": (
