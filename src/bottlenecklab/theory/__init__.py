@@ -66,6 +66,7 @@ from bottlenecklab.theory.constructions import (
     identity_construction,
     non_lipschitz_excess,
     non_lipschitz_norm_sq,
+    non_lipschitz_table,
     non_lipschitz_target,
     non_lipschitz_weights,
     relu_network,
@@ -130,8 +131,10 @@ from bottlenecklab.theory.kernels import (
 
 # Deep linear networks (001 §3) (`theory.linear`)
 from bottlenecklab.theory.linear import (
+    factorization_errors,
     linear_cost_expansion,
     linear_cost_remainder_constant,
+    linear_cost_remainders,
     linear_geodesic_grams,
     linear_representation_cost,
     nonzero_singular_values,
@@ -230,6 +233,7 @@ __all__ = [  # noqa: RUF022
     "identity_construction",
     "non_lipschitz_excess",
     "non_lipschitz_norm_sq",
+    "non_lipschitz_table",
     "non_lipschitz_target",
     "non_lipschitz_weights",
     "relu_network",
@@ -279,8 +283,10 @@ __all__ = [  # noqa: RUF022
     "kernel_test_error",
     "laplace_kernel",
     # theory.linear
+    "factorization_errors",
     "linear_cost_expansion",
     "linear_cost_remainder_constant",
+    "linear_cost_remainders",
     "linear_geodesic_grams",
     "linear_representation_cost",
     "nonzero_singular_values",
