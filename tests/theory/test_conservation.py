@@ -9,6 +9,7 @@ import torch
 
 from bottlenecklab.measure import loglog_slope
 from bottlenecklab.theory import (
+    drift_ratios,
     drift_refinement,
     generic_start,
     hamiltonian,
@@ -125,3 +126,9 @@ def test_located_flow_conserves_h_across_the_kinks() -> None:
     assert located[0]["drift"] < 1e-6 < fixed[0]["drift"]
     wrong, _ = drift_refinement(A, B, LEAK, (50,), locate_kinks=True, field=_wrong_leak_field)
     assert wrong[0]["drift"] > 1e-3
+
+
+def test_drift_ratios_divide_each_drift_by_the_next_and_inf_at_zero():
+    rows = [{"drift": 1.6e-3}, {"drift": 1e-4}, {"drift": 0.0}]
+    assert drift_ratios(rows) == [pytest.approx(16.0), math.inf]
+    assert drift_ratios(rows[:1]) == []

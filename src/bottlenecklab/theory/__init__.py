@@ -103,6 +103,7 @@ from bottlenecklab.theory.escape import (
 from bottlenecklab.theory.geodesics import (
     Field,
     critical_point_residual,
+    drift_ratios,
     drift_refinement,
     generic_start,
     geodesic_weights,
@@ -261,6 +262,7 @@ __all__ = [  # noqa: RUF022
     # theory.geodesics
     "Field",
     "critical_point_residual",
+    "drift_ratios",
     "drift_refinement",
     "generic_start",
     "geodesic_weights",

@@ -8,6 +8,7 @@ quantities on trained networks.
 """
 
 from bottlenecklab.theory._conservation import (
+    drift_ratios,
     drift_refinement,
     generic_start,
     hamiltonian_drift,
@@ -30,6 +31,7 @@ from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
 __all__ = [
     "Field",
     "critical_point_residual",
+    "drift_ratios",
     "drift_refinement",
     "generic_start",
     "geodesic_weights",
