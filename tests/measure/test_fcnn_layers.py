@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    affine_profile,
     centred_rank,
     centred_singular_values,
     fcnn_balance_residuals,
@@ -154,3 +155,18 @@ def test_middle_affine_rank_is_the_centred_rank_of_the_middle_layer() -> None:
         pre = net.forward_path(X)[0]
     assert middle_affine_rank(net, X) == centred_rank(pre[middle_layer(4) - 1])
     assert middle_affine_rank(net, X, rel=0.0) == min(6, 19)  # generic: full, N - 1 = 19
+
+
+def test_affine_profile_reads_every_hidden_layer() -> None:
+    net = FCNNConfig(depth=3, width=5).build(2, 1, seed=0, dtype=torch.float64)
+    X = np.random.default_rng(0).standard_normal((40, 2))
+    rows = affine_profile(net, X, 0.2)
+    assert [r["layer"] for r in rows] == [1, 2]
+    with torch.no_grad():
+        pre, _ = net.forward_path(torch.as_tensor(X))
+    for r, z in zip(rows, pre):
+        s = centred_singular_values(z)
+        assert r["affine_ratio"] == pytest.approx(float(s[1] / s[0]), rel=1e-12)
+        assert r["affine_rank"] == centred_rank(z, 0.2)
+    # the first layer's pre-activations W_1 x + b_1 of 2-D inputs span 2 affine dimensions
+    assert rows[0]["affine_rank"] == 2

@@ -78,6 +78,7 @@ from bottlenecklab.measure.decision import (
     accuracy,
     data_box,
     decision_map,
+    tripoint_table,
     tripoints,
 )
 
@@ -142,6 +143,7 @@ from bottlenecklab.measure.rank import (
     RANK_RULE,
     RankReading,
     RankRule,
+    affine_profile,
     centred_rank,
     centred_singular_values,
     layer_ranks,
@@ -284,6 +286,7 @@ __all__ = [  # noqa: RUF022
     "accuracy",
     "data_box",
     "decision_map",
+    "tripoint_table",
     "tripoints",
     # measure.evaluation
     "costs",
@@ -330,6 +333,7 @@ __all__ = [  # noqa: RUF022
     "RANK_RULE",
     "RankReading",
     "RankRule",
+    "affine_profile",
     "centred_rank",
     "centred_singular_values",
     "layer_ranks",

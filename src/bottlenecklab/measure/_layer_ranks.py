@@ -17,6 +17,7 @@ from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
 __all__ = [
     "CENTRED_REL",
     "RANK_FLOOR",
+    "affine_profile",
     "centred_rank",
     "centred_singular_values",
     "layer_ranks",
@@ -157,3 +158,25 @@ def representation_bottleneck(
         "required": (1 - 2 * p) * L,
         "ntk_scale": c,
     }
+
+
+def affine_profile(
+    model: Any, X: torch.Tensor | np.ndarray, rel: float = CENTRED_REL
+) -> list[dict[str, float]]:
+    """Per hidden layer `l = 1..L-1`, the centred `s_2 / s_1` of the pre-activations
+    `a~_l(X)` (0 with fewer than two singular values or `s_1 = 0`) and their affine
+    dimension (`centred_rank` at `rel`; spec `depth-and-rank.md`, **Decision** on
+    `talk/tripoints`). `X` `[N, d_in]` is cast to the model's dtype.
+
+    Returns:
+        One row `{"layer", "affine_ratio", "affine_rank"}` per hidden layer.
+    """
+    X = torch.as_tensor(X, dtype=next(model.parameters()).dtype)
+    with torch.no_grad():
+        pre, _ = model.forward_path(X)  # [a~_1 .. a~_L], each [N, n_l]
+    rows = []
+    for l, z in enumerate(pre[:-1], start=1):
+        s = centred_singular_values(z)
+        ratio = float(s[1] / s[0]) if s.numel() > 1 and s[0] > 0 else 0.0
+        rows.append({"layer": l, "affine_ratio": ratio, "affine_rank": centred_rank(z, rel)})
+    return rows

@@ -11,6 +11,7 @@ rank, the intercept the regularity `R1`).
 from bottlenecklab.measure._layer_ranks import (
     CENTRED_REL,
     RANK_FLOOR,
+    affine_profile,
     centred_rank,
     centred_singular_values,
     layer_ranks,
@@ -38,6 +39,7 @@ __all__ = [
     "RANK_RULE",
     "RankReading",
     "RankRule",
+    "affine_profile",
     "centred_rank",
     "centred_singular_values",
     "layer_ranks",
