@@ -21,7 +21,12 @@ from bottlenecklab.measure._layer_ranks import (
     middle_median,
     middle_rank,
 )
-from bottlenecklab.measure._rank_depth import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._rank_depth import (
+    collapse_margin,
+    largest_depth_share,
+    rank_depth_correlation,
+    rank_group_fits,
+)
 from bottlenecklab.measure._rank_rule import (
     GAP,
     RANK_RELS,
@@ -42,6 +47,8 @@ __all__ = [
     "affine_profile",
     "centred_rank",
     "centred_singular_values",
+    "collapse_margin",
+    "largest_depth_share",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
