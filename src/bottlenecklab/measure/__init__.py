@@ -84,6 +84,7 @@ from bottlenecklab.measure.decision import (
 
 # Data costs and rollouts (`measure.evaluation`)
 from bottlenecklab.measure.evaluation import (
+    ball_rollout,
     costs,
     float64_copy,
     rollout,
@@ -208,6 +209,7 @@ from bottlenecklab.measure.spectra import (
     layer_frequency_singular_values,
     layer_modes,
     layer_singular_values,
+    mode_table,
     mp_spikes,
     weight_spectra,
 )
@@ -291,6 +293,7 @@ __all__ = [  # noqa: RUF022
     "tripoint_table",
     "tripoints",
     # measure.evaluation
+    "ball_rollout",
     "costs",
     "float64_copy",
     "rollout",
@@ -385,6 +388,7 @@ __all__ = [  # noqa: RUF022
     "layer_frequency_singular_values",
     "layer_modes",
     "layer_singular_values",
+    "mode_table",
     "mp_spikes",
     "weight_spectra",
     # measure.stats

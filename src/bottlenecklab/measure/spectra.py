@@ -8,6 +8,7 @@ from bottlenecklab.measure._frequency import (
     frequency_spectra,
     layer_frequency_singular_values,
     layer_modes,
+    mode_table,
 )
 from bottlenecklab.measure._layer_ranks import weight_spectra
 from bottlenecklab.measure._representation import TW_MARGIN, mp_spikes
@@ -21,6 +22,7 @@ __all__ = [
     "layer_frequency_singular_values",
     "layer_modes",
     "layer_singular_values",
+    "mode_table",
     "mp_spikes",
     "weight_spectra",
 ]
