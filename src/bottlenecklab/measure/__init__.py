@@ -205,6 +205,7 @@ from bottlenecklab.measure.sparsity import (
 from bottlenecklab.measure.spectra import (
     TW_MARGIN,
     frequency_spectra,
+    gap_at,
     largest_gap,
     layer_frequency_singular_values,
     layer_modes,
@@ -384,6 +385,7 @@ __all__ = [  # noqa: RUF022
     # measure.spectra
     "TW_MARGIN",
     "frequency_spectra",
+    "gap_at",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",

@@ -20,6 +20,7 @@ __all__ = [
     "affine_profile",
     "centred_rank",
     "centred_singular_values",
+    "gap_at",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
@@ -180,3 +181,15 @@ def affine_profile(
         ratio = float(s[1] / s[0]) if s.numel() > 1 and s[0] > 0 else 0.0
         rows.append({"layer": l, "affine_ratio": ratio, "affine_rank": centred_rank(z, rel)})
     return rows
+
+
+def gap_at(spectra: list[dict[str, Any]], k: int, matrix: str = "W") -> np.ndarray:
+    """`s_k / s_(k+1)` of every layer's `matrix` from spectra in the long format of
+    `weight_spectra` (`{"layer", "matrix", "index", "value"}`, `index` 1-based); a
+    missing `s_k` reads 0, a missing or zero `s_(k+1)` as 1e-300. Paper 000, Fig 1b: `k*`
+    singular values stand out in the bottleneck. Returns `[L]`, layers in order."""
+    sv: dict[int, dict[int, float]] = {}
+    for s in spectra:
+        if s["matrix"] == matrix:
+            sv.setdefault(int(s["layer"]), {})[int(s["index"])] = float(s["value"])
+    return np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
