@@ -19,6 +19,7 @@ from bottlenecklab.measure import (
     middle_layer,
     middle_median,
     middle_rank,
+    random_middle_medians,
     representation_bottleneck,
     weight_spectra,
 )
@@ -183,3 +184,13 @@ def test_gap_at_reads_the_kth_ratio_of_every_layer() -> None:
     spec = [{"layer": 1, "matrix": "W", "index": 1, "value": 4.0}]
     spec += [{"layer": 1, "matrix": "V", "index": 2, "value": 1.0}]
     assert gap_at(spec, 1)[0] == 4.0 / 1e-300  # no s_2 of W: the gap is infinite in effect
+
+
+def test_random_middle_medians_of_each_draw() -> None:
+    cfg = FCNNConfig(depth=4, width=6)
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    build = lambda seed: cfg.build(3, 2, seed=seed, dtype=torch.float64)  # noqa: E731
+    first, medians = random_middle_medians(build, [5, 6, 7], X, 2, 0.25)
+    np.testing.assert_array_equal(first, layer_s_next(build(5), X, 2))
+    assert medians == [middle_median(layer_s_next(build(s), X, 2), 0.25) for s in (5, 6, 7)]
+    assert len(set(medians)) == 3  # different draws, different medians

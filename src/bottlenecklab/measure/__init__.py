@@ -156,6 +156,7 @@ from bottlenecklab.measure.rank import (
     middle_median,
     middle_rank,
     precision_of,
+    random_middle_medians,
     rank_depth_correlation,
     rank_group_fits,
 )
@@ -351,6 +352,7 @@ __all__ = [  # noqa: RUF022
     "middle_median",
     "middle_rank",
     "precision_of",
+    "random_middle_medians",
     "rank_depth_correlation",
     "rank_group_fits",
     # measure.reformulation

@@ -4,6 +4,7 @@ Fig 1) and the representation bottleneck of Cor 8."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = [
     "middle_layer",
     "middle_median",
     "middle_rank",
+    "random_middle_medians",
     "representation_bottleneck",
     "weight_spectra",
 ]
@@ -193,3 +195,20 @@ def gap_at(spectra: list[dict[str, Any]], k: int, matrix: str = "W") -> np.ndarr
         if s["matrix"] == matrix:
             sv.setdefault(int(s["layer"]), {})[int(s["index"])] = float(s["value"])
     return np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
+
+
+def random_middle_medians(
+    build: Callable[[int], Any], seeds: list[int], X: torch.Tensor | np.ndarray, k: int, p: float
+) -> tuple[np.ndarray, list[float]]:
+    """Cor 8's statistic on untrained networks (paper 001, Cor 8): `layer_s_next` of the
+    network `build(seeds[0])` (e.g. a trained net's own initialization) and the
+    `middle_median` of `layer_s_next` for every seed's network.
+
+    Args:
+        build: seed -> a fresh `FCNN`; seeds: the draws; X: inputs `[N, d_in]`;
+        k: the rank; p: the middle window's fraction.
+    Returns:
+        `s_next` `[L]` of the first draw and one middle median per seed.
+    """
+    s = [layer_s_next(build(seed), X, k) for seed in seeds]
+    return s[0], [middle_median(v, p) for v in s]

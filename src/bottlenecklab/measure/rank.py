@@ -20,6 +20,7 @@ from bottlenecklab.measure._layer_ranks import (
     middle_layer,
     middle_median,
     middle_rank,
+    random_middle_medians,
 )
 from bottlenecklab.measure._rank_depth import (
     collapse_margin,
@@ -56,6 +57,7 @@ __all__ = [
     "middle_median",
     "middle_rank",
     "precision_of",
+    "random_middle_medians",
     "rank_depth_correlation",
     "rank_group_fits",
 ]

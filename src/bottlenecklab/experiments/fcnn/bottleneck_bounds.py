@@ -44,11 +44,11 @@ from bottlenecklab.measure import (
     costs,
     fcnn_balance_residuals,
     jacobian_bounds,
-    layer_s_next,
     middle_affine_rank,
     middle_median,
     middle_rank,
     ntk_along_gd,
+    random_middle_medians,
     random_network_slacks,
     representation_bottleneck,
 )
@@ -118,16 +118,16 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     X = data.x_train
     t_chain, t_thm15 = chain_slacks(jacobian_bounds(model, X))
     cor8 = representation_bottleneck(model, X, cfg.k, cfg.p)
-    # the same network at its initialization (run_point's seed and dtype), then further
-    # draws of that init: the random nets Cor 8's middle median is compared with
+    # the net's own initialization (run_point's seed and dtype), then further draws of it
     dtype = next(model.parameters()).dtype
     seeds = [cfg.seed + 1] + [cfg.seed + 1 + 1000 * j for j in range(1, cfg.cor8_random)]
-    s_random = [
-        layer_s_next(cfg.model.build(data.d_in, data.d_out, seed=sd, dtype=dtype), X, cfg.k)
-        for sd in seeds
-    ]
-    s_init = s_random[0]
-    random_medians = [middle_median(v, cfg.p) for v in s_random]
+    s_init, random_medians = random_middle_medians(
+        lambda sd: cfg.model.build(data.d_in, data.d_out, seed=sd, dtype=dtype),
+        seeds,
+        X,
+        cfg.k,
+        cfg.p,
+    )
     l = np.arange(1, L + 1)
     mid = (l / L >= cfg.p) & (l / L <= 1 - cfg.p)
     balance = fcnn_balance_residuals(model)
@@ -204,16 +204,17 @@ def cor8_facts(cfg: Config, pts: Points) -> dict:
     }
 
 
+def _medians(done: list) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The trained and untrained middle medians by depth, and whether all are usable."""
+    med = np.array([r.scalars["cor8_middle_median"] for r in done])
+    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
+    return med, rand, bool(np.all(np.isfinite(med) & np.isfinite(rand)) and np.all(med > 0))
+
+
 def cor8(cfg: Config, pts: Points) -> Outcome:
-    """Cor 8 (001 App. B Cor 17) at these sizes: its bound `sqrt(Phi)(sqrt(Psi) + sqrt(p))
-    / (p sqrt L)` is orders of magnitude above the measured values (its slack in decades is
-    reported), so counting the layers below it cannot fail. Asserted instead is what it
-    predicts that can fail (spec `depth-and-rank.md`, fourth review): the median over the
-    middle layers of `s_(k+1)(a~_l / sqrt N)` is non-increasing in `L` across the trained
-    depths, and at the deepest net (whose middle representation must have affine dimension
-    `k`, Cor 8's hypothesis) it is below `1 / cor8_factor` times the same median of that
-    net at its initialization (the trend alone is not asserted: it can hold on untrained
-    nets too, lab notes)."""
+    """Cor 8 (001 App. B Cor 17), what it predicts that can fail: the middle median of
+    `s_(k+1)(a~_l / sqrt N)` non-increasing in `L`, and at the deepest net (affine dimension
+    `k`) below `1 / cor8_factor` times its own initialization's (lab notes `fcnn.md`)."""
     done, facts = by_depth(pts), cor8_facts(cfg, pts)
     top = facts["top"]
     factor = "" if cfg.cor8_factor == 1 else f"{1 / cfg.cor8_factor:g} x "
@@ -226,9 +227,7 @@ def cor8(cfg: Config, pts: Points) -> Outcome:
             f"{top['middle_affine_rank']:g}, not {cfg.k} (affine dimensions: {facts['ranks']})"
         )
         return unmeasured(why, expected, **facts)
-    med = np.array([r.scalars["cor8_middle_median"] for r in done])
-    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
-    finite = bool(np.all(np.isfinite(med)) and np.all(np.isfinite(rand)) and np.all(med > 0))
+    med, _, finite = _medians(done)
     ratio = float(top["cor8_middle_median"] / top["cor8_middle_median_init"])
     # relative drop per step (med > 0 where finite)
     falls = [(a - b) / a for a, b in zip(med[:-1], med[1:])] if finite else [math.nan]
@@ -256,9 +255,7 @@ def cor8_slope(cfg: Config, pts: Points) -> Outcome:
     """Log-log slope in `L` of the trained middle medians (and of the untrained ones)."""
     done = by_depth(pts)
     logs = np.log([r.scalars["depth"] for r in done])
-    med = np.array([r.scalars["cor8_middle_median"] for r in done])
-    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
-    finite = bool(np.all(np.isfinite(med)) and np.all(np.isfinite(rand)) and np.all(med > 0))
+    med, rand, finite = _medians(done)
     if not (finite and len(done) > 1):
         return reported(math.nan, slope0=math.nan)
     slope0 = float(scipy.stats.linregress(logs, np.log(rand)).slope)
