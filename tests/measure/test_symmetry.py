@@ -9,8 +9,10 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    centred_rank,
     crossing_counts,
     curve_distances,
+    gap_rank_rows,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
@@ -191,3 +193,16 @@ def test_layer_state_r2_rows_per_hidden_layer_and_states_at_the_layer():
     z_fit, z_test = states["trained"]
     flat = (z_fit, u_fit, z_test, u_test)
     assert r2 == state_bijection_r2(*(x.reshape(-1, 2) for x in flat), 5)
+
+
+def test_gap_rank_rows_per_layer() -> None:
+    net = FCNNConfig(depth=3, width=6).build(4, 2, seed=0, dtype=torch.float64)
+    X = np.random.default_rng(0).standard_normal((15, 4))
+    rows = gap_rank_rows(net, X)
+    assert [r["layer"] for r in rows] == [1, 2, 3]
+    with torch.no_grad():
+        pre, _ = net.forward_path(torch.as_tensor(X))
+    for r, W, z in zip(rows, net.weights, pre):
+        assert (r["gap_index"], r["gap"]) == largest_gap(W)
+        assert r["centred_rank"] == centred_rank(z)
+        assert 0 <= r["jacobian_rank"] <= min(W.shape[0], 4)

@@ -229,6 +229,7 @@ from bottlenecklab.measure.stats import (
 from bottlenecklab.measure.symmetry import (
     crossing_counts,
     curve_distances,
+    gap_rank_rows,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
@@ -404,6 +405,7 @@ __all__ = [  # noqa: RUF022
     # measure.symmetry
     "crossing_counts",
     "curve_distances",
+    "gap_rank_rows",
     "haar_rotation_about",
     "invariant_coordinates",
     "knn_r2",

@@ -10,10 +10,13 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._jacobian import representation_jacobian_ranks
+from bottlenecklab.measure._layer_ranks import centred_rank
 
 __all__ = [
     "crossing_counts",
     "curve_distances",
+    "gap_rank_rows",
     "haar_rotation_about",
     "invariant_coordinates",
     "knn_r2",
@@ -384,3 +387,23 @@ def step_r2(z_fit: np.ndarray, z_test: np.ndarray, k: int) -> float:
         k,
     )
     return float(np.min(r2))
+
+
+def gap_rank_rows(model: torch.nn.Module, X: np.ndarray) -> list[dict[str, float]]:
+    """Per layer `l = 1..L` of an `FCNN`: where `W_l`'s spectrum drops most
+    (`largest_gap`: `gap_index`, `gap`; paper 001 Fig 2), the median over the inputs
+    `X` `[N, d_in]` of 001's rank of `d a~_l / dx` (`jacobian_rank`) and the affine
+    dimension of the pre-activations `a~_l(X)` (`centred_rank`). `X` is cast to the
+    model's dtype."""
+    jac = np.median(representation_jacobian_ranks(model, X), axis=1)  # [L]
+    with torch.no_grad():
+        pre, _ = model.forward_path(torch.as_tensor(X, dtype=model.weights[0].dtype))
+    return [
+        {
+            "layer": l,
+            **dict(zip(("gap_index", "gap"), largest_gap(W))),
+            "jacobian_rank": float(jac[l - 1]),
+            "centred_rank": float(centred_rank(pre[l - 1])),
+        }
+        for l, W in enumerate(model.weights, start=1)
+    ]

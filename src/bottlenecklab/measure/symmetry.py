@@ -8,6 +8,7 @@ of its 2-D state's paths and its one-step self-consistency.
 from bottlenecklab.measure._symmetry import (
     crossing_counts,
     curve_distances,
+    gap_rank_rows,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
@@ -27,6 +28,7 @@ from bottlenecklab.measure._symmetry import (
 __all__ = [
     "crossing_counts",
     "curve_distances",
+    "gap_rank_rows",
     "haar_rotation_about",
     "invariant_coordinates",
     "knn_r2",

@@ -37,16 +37,14 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.measure import (
-    centred_rank,
     costs,
     crossing_counts,
+    gap_rank_rows,
     invariant_coordinates,
-    largest_gap,
     layer_distance_map,
     layer_state_r2,
     random_projection_crossings,
     regularized_loss,
-    representation_jacobian_ranks,
     rotation_ratio,
     step_r2,
 )
@@ -113,9 +111,6 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     scalars["reg_loss"] = regularized_loss(
         model, data.x_train, data.y_train, cfg.train.lam, cfg.train.cost
     )["loss"]
-    jac_ranks = np.median(representation_jacobian_ranks(model, data.x_train), axis=1)  # [L]
-    with torch.no_grad():
-        pre, _ = model.forward_path(torch.as_tensor(data.x_train, dtype=model.weights[0].dtype))
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)  # untrained
     w, E, eta, T = (data.info[k] for k in ("w", "E", "eta", "steps"))
@@ -129,14 +124,8 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
         model, init, fit, test, invariant_coordinates(fit, w), u_test, cfg.knn, pca_layer
     )
     layers = [
-        {
-            "layer": l,
-            **dict(zip(("gap_index", "gap"), largest_gap(W))),
-            "jacobian_rank": float(jac_ranks[l - 1]),
-            "centred_rank": float(centred_rank(pre[l - 1])),
-            **(state_rows[l - 1] if l < L else {}),
-        }
-        for l, W in enumerate(model.weights, start=1)
+        row | (state_rows[l] if l < L - 1 else {})
+        for l, row in enumerate(gap_rank_rows(model, data.x_train))
     ]
     middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
     good = [r for r in layers if r["gap_index"] == cfg.gap_rank and r["gap"] >= cfg.min_gap]
