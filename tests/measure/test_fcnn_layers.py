@@ -10,6 +10,7 @@ from bottlenecklab.measure import (
     affine_profile,
     centred_rank,
     centred_singular_values,
+    cor8_summary,
     fcnn_balance_residuals,
     gap_at,
     jacobian_bounds,
@@ -194,3 +195,16 @@ def test_random_middle_medians_of_each_draw() -> None:
     np.testing.assert_array_equal(first, layer_s_next(build(5), X, 2))
     assert medians == [middle_median(layer_s_next(build(s), X, 2), 0.25) for s in (5, 6, 7)]
     assert len(set(medians)) == 3  # different draws, different medians
+
+
+def test_cor8_summary_compares_the_trained_median_with_untrained_ones() -> None:
+    s_next = np.array([5.0, 1.0, 2.0, 3.0, 9.0])  # middle (p = 0.25): layers 2..3
+    cor8 = {"s_next": s_next, "bound": 4.0, "layers_below": 3, "required": 2.5}
+    out = cor8_summary(cor8, [2.0, 1.0, 3.0], 0.25)
+    assert out["cor8_middle_median"] == 1.5 == middle_median(s_next, 0.25)
+    assert out["cor8_middle_max"] == 2.0  # the ends (5, 3, 9) are outside the window
+    assert out["cor8_middle_median_init"] == 2.0
+    assert out["cor8_random_below"] == 1.0  # only 1.0 < 1.5
+    assert out["cor8_middle_median_random_min"] == 1.0
+    assert out["cor8_middle_median_random"] == 2.0
+    assert (out["cor8_bound"], out["cor8_layers_below"], out["cor8_required"]) == (4.0, 3.0, 2.5)

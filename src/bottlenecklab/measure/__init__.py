@@ -131,6 +131,7 @@ from bottlenecklab.measure.ntk import (
     ntk_along_gd,
     ntk_lambda_max,
     ntk_matrix,
+    ntk_orbit_summary,
     ntk_trace,
     ntk_trace_terms,
 )
@@ -148,6 +149,7 @@ from bottlenecklab.measure.rank import (
     centred_rank,
     centred_singular_values,
     collapse_margin,
+    cor8_summary,
     largest_depth_share,
     layer_ranks,
     layer_s_next,
@@ -331,6 +333,7 @@ __all__ = [  # noqa: RUF022
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
+    "ntk_orbit_summary",
     "ntk_trace",
     "ntk_trace_terms",
     # measure.rank
@@ -345,6 +348,7 @@ __all__ = [  # noqa: RUF022
     "centred_rank",
     "centred_singular_values",
     "collapse_margin",
+    "cor8_summary",
     "largest_depth_share",
     "layer_ranks",
     "layer_s_next",

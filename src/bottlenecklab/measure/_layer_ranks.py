@@ -21,6 +21,7 @@ __all__ = [
     "affine_profile",
     "centred_rank",
     "centred_singular_values",
+    "cor8_summary",
     "gap_at",
     "layer_ranks",
     "layer_s_next",
@@ -212,3 +213,27 @@ def random_middle_medians(
     """
     s = [layer_s_next(build(seed), X, k) for seed in seeds]
     return s[0], [middle_median(v, p) for v in s]
+
+
+def cor8_summary(cor8: dict[str, Any], random_medians: list[float], p: float) -> dict[str, float]:
+    """Paper 001, Cor 8 read on a trained net (`representation_bottleneck`'s `cor8`) beside
+    untrained ones (`random_middle_medians`' medians, its own initialization first): the
+    bound, the layers below it and how many are required, the middle median of
+    `s_(k+1)` (trained, its init, the smallest and the median untrained, how many
+    untrained lie below the trained) and the largest middle `s_(k+1)` (`p <= l/L <= 1-p`)."""
+    s = cor8["s_next"]  # [L]
+    L = len(s)
+    l = np.arange(1, L + 1)
+    mid = (l / L >= p) & (l / L <= 1 - p)
+    trained = middle_median(s, p)
+    return {
+        "cor8_bound": cor8["bound"],
+        "cor8_layers_below": float(cor8["layers_below"]),
+        "cor8_required": cor8["required"],
+        "cor8_middle_median": trained,
+        "cor8_middle_median_init": random_medians[0],
+        "cor8_middle_median_random_min": float(np.min(random_medians)),
+        "cor8_random_below": float(np.sum(np.array(random_medians) < trained)),
+        "cor8_middle_median_random": float(np.median(random_medians)),
+        "cor8_middle_max": float(np.max(s[mid])),
+    }

@@ -41,13 +41,14 @@ from bottlenecklab.experiments._spec import (
 from bottlenecklab.experiments.fcnn._common import SMOKE, LatentConfig, adam_then_gd
 from bottlenecklab.measure import (
     chain_slacks,
+    cor8_summary,
     costs,
     fcnn_balance_residuals,
     jacobian_bounds,
     middle_affine_rank,
-    middle_median,
     middle_rank,
     ntk_along_gd,
+    ntk_orbit_summary,
     random_middle_medians,
     random_network_slacks,
     representation_bottleneck,
@@ -128,8 +129,6 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         cfg.k,
         cfg.p,
     )
-    l = np.arange(1, L + 1)
-    mid = (l / L >= cfg.p) & (l / L <= 1 - cfg.p)
     balance = fcnn_balance_residuals(model)
     eta = cfg.eta0 / L
     Y = torch.as_tensor(data.y_train)
@@ -145,21 +144,8 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         "trained_thm15_slack": t_thm15,
         "middle_rank": float(middle_rank(model)),
         "middle_affine_rank": float(middle_affine_rank(model, X, cfg.affine_rel)),
-        "cor8_bound": cor8["bound"],
-        "cor8_layers_below": float(cor8["layers_below"]),
-        "cor8_required": cor8["required"],
-        "cor8_middle_median": middle_median(cor8["s_next"], cfg.p),
-        "cor8_middle_median_init": random_medians[0],
-        "cor8_middle_median_random_min": float(np.min(random_medians)),
-        "cor8_random_below": float(
-            np.sum(np.array(random_medians) < middle_median(cor8["s_next"], cfg.p))
-        ),
-        "cor8_middle_median_random": float(np.median(random_medians)),
-        "cor8_middle_max": float(np.max(cor8["s_next"][mid])),
-        "ntk_scale": float(np.mean(trace)) / L,  # Tr Theta / (N L), mean over the orbit
-        "ntk_lambda_eta": float(np.mean(lam_max)) * eta,  # mean over the GD orbit
-        "ntk_lambda_eta_amplitude": float(np.ptp(lam_max)) * eta / 2,
-        "ntk_lambda_eta_final": float(lam_max[0]) * eta,  # the trained state itself
+        **cor8_summary(cor8, random_medians, cfg.p),
+        **ntk_orbit_summary(lam_max, trace, eta, L),
         "balance_summed_max": float(balance["summed"].max()),
         "balance_per_neuron_max": float(balance["per_neuron"].max()),
         **costs(model, data),
