@@ -17,6 +17,7 @@ from bottlenecklab.theory import (
     hamiltonian_flow,
     hamiltonian_flow_located,
     kink_free_start,
+    refinement_study,
     sign_crossings,
     vector_field,
 )
@@ -132,3 +133,15 @@ def test_drift_ratios_divide_each_drift_by_the_next_and_inf_at_zero():
     rows = [{"drift": 1.6e-3}, {"drift": 1e-4}, {"drift": 0.0}]
     assert drift_ratios(rows) == [pytest.approx(16.0), math.inf]
     assert drift_ratios(rows[:1]) == []
+
+
+def test_refinement_study_names_each_starts_rows_and_scalars() -> None:
+    A, B = kink_free_start(_A0(), torch.Generator().manual_seed(3), offset=0.5, scale=1e-3)
+    starts = {"smooth": (A, B, (20, 40), False), "one": (A, B, (20,), False)}
+    scalars, refinement, series = refinement_study(starts, LEAK)
+    summary, _ = drift_refinement(A, B, LEAK, (20, 40))
+    assert scalars["drift_smooth_40"] == summary[1]["drift"]
+    assert scalars["order_ratio_smooth"] == summary[0]["drift"] / summary[1]["drift"]
+    assert "order_ratio_one" not in scalars  # one step count: no ratio
+    assert scalars["H0_one"] == float(hamiltonian(A, B, LEAK))
+    assert {r["path"] for r in refinement} == {r["path"] for r in series} == {"smooth", "one"}

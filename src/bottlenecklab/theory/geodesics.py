@@ -13,6 +13,7 @@ from bottlenecklab.theory._conservation import (
     generic_start,
     hamiltonian_drift,
     kink_free_start,
+    refinement_study,
     sign_crossings,
 )
 from bottlenecklab.theory._hamiltonian_flow import (
@@ -42,6 +43,7 @@ __all__ = [
     "hamiltonian_flow_located",
     "kink_free_start",
     "lifted_inputs",
+    "refinement_study",
     "rk4",
     "rk4_step",
     "shoot",

@@ -38,13 +38,12 @@ from bottlenecklab.theory import (
     Field,
     Weights,
     drift_ratios,
-    drift_refinement,
     generic_start,
-    hamiltonian,
     kink_free_start,
     lifted_inputs,
     output_scaled_path,
     random_linear_weights,
+    refinement_study,
     stretch_range,
     symmetry_errors,
     vector_field,
@@ -109,30 +108,14 @@ def measure(
     )
     A0 = lifted_inputs(torch.as_tensor(data_.x_train), net.pin.detach())  # [N, w]
     gen = torch.Generator().manual_seed(cfg.seed + 2)
+    smooth = kink_free_start(A0, gen, offset=cfg.offset, scale=cfg.b_smooth)
+    kinked = generic_start(A0, gen, scale=cfg.b_kinked)
     starts = {
-        "smooth": (
-            kink_free_start(A0, gen, offset=cfg.offset, scale=cfg.b_smooth),
-            cfg.steps_smooth,
-        ),
-        "kinked": (generic_start(A0, gen, scale=cfg.b_kinked), cfg.steps_kinked),
+        "smooth": (*smooth, cfg.steps_smooth, False),
+        "kinked": (*kinked, cfg.steps_kinked, False),
+        "located": (*kinked, (cfg.steps_located,), True),
     }
-    starts["located"] = (starts["kinked"][0], (cfg.steps_located,))
-    scalars: dict[str, float] = {}
-    refinement: list[dict[str, Any]] = []
-    series: list[dict[str, Any]] = []
-    for path, ((A, B), steps) in starts.items():
-        summary, drift = drift_refinement(
-            A, B, cfg.leak, steps, field=field, locate_kinks=path == "located"
-        )
-        refinement.extend({"path": path, **row} for row in summary)
-        series.extend({"path": path, **row} for row in drift)
-        scalars[f"H0_{path}"] = float(hamiltonian(A, B, cfg.leak))
-        for row in summary:
-            scalars[f"drift_{path}_{row['steps']}"] = row["drift"]
-        scalars[f"crossings_{path}"] = float(summary[-1]["crossings"])
-        last = summary[-2:]
-        if len(last) == 2:
-            scalars[f"order_ratio_{path}"] = last[0]["drift"] / last[-1]["drift"]
+    scalars, refinement, series = refinement_study(starts, cfg.leak, field=field)
     Wa, Wb = random_linear_weights(A0.shape[1], gen)
     scalars.update(
         symmetry_errors(
