@@ -46,6 +46,7 @@ from bottlenecklab.measure.bounds import (
     representation_bottleneck,
     ridge_layers,
     speed_window,
+    speed_window_columns,
     speed_window_summary,
 )
 
@@ -272,6 +273,7 @@ __all__ = [  # noqa: RUF022
     "representation_bottleneck",
     "ridge_layers",
     "speed_window",
+    "speed_window_columns",
     "speed_window_summary",
     # measure.coi
     "GAMMA0",

@@ -46,6 +46,7 @@ from bottlenecklab.measure import (
     momentum_bounds,
     ridge_layers,
     speed_window,
+    speed_window_columns,
 )
 
 LEAK = "model.leak"
@@ -100,16 +101,7 @@ def measure(model, data, cfg: Config) -> Measurement:
         hamiltonian_bounds_constant_gamma(model, X, Y, cfg.train.lam, 1.0 / leak, layers=ridge)
     )
     own, one = speed_window(table, leak), ridge.window(leak)
-    rows = [
-        row
-        | {
-            "thm4_arg": float(own.arg[i]),
-            "thm4_used": float(own.used[i]),
-            "thm4_arg_const": float(one.arg[i]),
-            "thm4_used_const": float(one.used[i]),
-        }
-        for i, row in enumerate(table.rows)
-    ]
+    rows = speed_window_columns(table.rows, {"": own, "_const": one})
     scalars["rho_leak_max"] = float(table.column("rho").max() * leak)
     scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())
     return Measurement(scalars=scalars, layers=rows, spectra=table.spectra)
