@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from bottlenecklab.measure import frequency_spectra, layer_frequency_singular_values
+import numpy as np
+
+from bottlenecklab.measure import (
+    ball_rollout,
+    frequency_spectra,
+    layer_frequency_singular_values,
+    layer_modes,
+    mode_table,
+    rollout,
+)
 from bottlenecklab.models import CircularCNNConfig
+from bottlenecklab.tasks import BallGravityConfig
 from bottlenecklab.theory import frequency_order
 
 
@@ -22,3 +32,25 @@ def test_frequency_spectra_lists_every_singular_value_with_its_order() -> None:
         assert row["order"] == int(order[w1, w2])
     indices = {r["index"] for r in rows}  # 1-based
     assert indices == set(range(1, max(s.shape[-1] for s in spectra) + 1))
+
+
+def test_mode_table_counts_each_layers_modes() -> None:
+    net = CircularCNNConfig(depth=3, channels=2, size=4).build(2 * 16, 16, seed=0)
+    modes, layers = mode_table(net, 0.1)
+    found = layer_modes(net, 0.1)
+    assert [r["modes"] for r in layers] == [len(f) for f in found]
+    assert len(modes) == sum(len(f) for f in found)
+    for row, f in zip(layers, found):
+        assert row["max_order"] == max((m["order"] for m in f), default=0)
+
+
+def test_ball_rollout_truth_starts_at_the_recorded_next_frame() -> None:
+    """The first true frame is the task's own target: the closed-form trajectory agrees
+    with `tasks.ball_gravity`; the prediction is `rollout`'s."""
+    cfg = BallGravityConfig(size=8, sigma=1.0, n_train=8, n_test=4)
+    data = cfg.build(seed=0)
+    net = CircularCNNConfig(depth=2, channels=2, size=8).build(data.d_in, data.d_out, seed=0)
+    truth, pred = ball_rollout(net, data, 3, 2, cfg.gravity, cfg.sigma)
+    assert truth.shape == pred.shape == (2, 3, 8, 8)
+    np.testing.assert_allclose(truth[:, 0].reshape(2, -1), data.y_test[:2], rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(pred, rollout(net, data.x_test[:2], 3, 8))

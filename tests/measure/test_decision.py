@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import accuracy, data_box, decision_map, gradient_norm, tripoints
+from bottlenecklab.measure import (
+    accuracy,
+    data_box,
+    decision_map,
+    gradient_norm,
+    tripoint_table,
+    tripoints,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BlobsConfig
 
@@ -64,3 +71,19 @@ def test_gradient_norm_zero_at_a_minimum_and_positive_elsewhere():
     assert gradient_norm(net, data.x_train, data.y_train, 1e-3, "cross_entropy") < 1e-12
     net = FCNNConfig(depth=2, width=4).build(2, 4, seed=0, dtype=torch.float64)
     assert gradient_norm(net, data.x_train, data.y_train, 1e-3, "cross_entropy") > 1e-3
+
+
+def test_tripoint_table_counts_and_lists_every_resolution():
+    W = [[np.cos(a), np.sin(a)] for a in (0.0, 2 * np.pi / 3, 4 * np.pi / 3)]
+    net = _linear(W)
+    counts, rows = tripoint_table(net, (-1.0, -1.0), (1.0, 1.0), (32, 64))
+    assert set(counts) == {"tripoints_32", "tripoints_64"}
+    for res in (32, 64):
+        here = [r for r in rows if r["resolution"] == res]
+        assert counts[f"tripoints_{res}"] == len(here) == len(tripoints(net, (-1, -1), (1, 1), res))
+        assert len(here) >= 1
+    one_projection = _linear([[c, 2 * c] for c in (-3.0, -1.0, 1.0, 3.0)])
+    assert tripoint_table(one_projection, (-2.0, -2.0), (2.0, 2.0), (64,)) == (
+        {"tripoints_64": 0.0},
+        [],
+    )

@@ -7,9 +7,12 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    affine_profile,
     centred_rank,
     centred_singular_values,
+    cor8_summary,
     fcnn_balance_residuals,
+    gap_at,
     jacobian_bounds,
     layer_ranks,
     layer_s_next,
@@ -17,6 +20,7 @@ from bottlenecklab.measure import (
     middle_layer,
     middle_median,
     middle_rank,
+    random_middle_medians,
     representation_bottleneck,
     weight_spectra,
 )
@@ -154,3 +158,53 @@ def test_middle_affine_rank_is_the_centred_rank_of_the_middle_layer() -> None:
         pre = net.forward_path(X)[0]
     assert middle_affine_rank(net, X) == centred_rank(pre[middle_layer(4) - 1])
     assert middle_affine_rank(net, X, rel=0.0) == min(6, 19)  # generic: full, N - 1 = 19
+
+
+def test_affine_profile_reads_every_hidden_layer() -> None:
+    net = FCNNConfig(depth=3, width=5).build(2, 1, seed=0, dtype=torch.float64)
+    X = np.random.default_rng(0).standard_normal((40, 2))
+    rows = affine_profile(net, X, 0.2)
+    assert [r["layer"] for r in rows] == [1, 2]
+    with torch.no_grad():
+        pre, _ = net.forward_path(torch.as_tensor(X))
+    for r, z in zip(rows, pre):
+        s = centred_singular_values(z)
+        assert r["affine_ratio"] == pytest.approx(float(s[1] / s[0]), rel=1e-12)
+        assert r["affine_rank"] == centred_rank(z, 0.2)
+    # the first layer's pre-activations W_1 x + b_1 of 2-D inputs span 2 affine dimensions
+    assert rows[0]["affine_rank"] == 2
+
+
+def test_gap_at_reads_the_kth_ratio_of_every_layer() -> None:
+    net = FCNNConfig(depth=3, width=5).build(4, 3, seed=0, dtype=torch.float64)
+    rows = weight_spectra(net)  # index 0-based there: k counts from that index
+    got = gap_at(rows, 1)
+    for l, W in enumerate(net.weights):
+        s = torch.linalg.svdvals(W.detach())
+        assert got[l] == pytest.approx(float(s[1] / s[2]), rel=1e-12)
+    spec = [{"layer": 1, "matrix": "W", "index": 1, "value": 4.0}]
+    spec += [{"layer": 1, "matrix": "V", "index": 2, "value": 1.0}]
+    assert gap_at(spec, 1)[0] == 4.0 / 1e-300  # no s_2 of W: the gap is infinite in effect
+
+
+def test_random_middle_medians_of_each_draw() -> None:
+    cfg = FCNNConfig(depth=4, width=6)
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    build = lambda seed: cfg.build(3, 2, seed=seed, dtype=torch.float64)  # noqa: E731
+    first, medians = random_middle_medians(build, [5, 6, 7], X, 2, 0.25)
+    np.testing.assert_array_equal(first, layer_s_next(build(5), X, 2))
+    assert medians == [middle_median(layer_s_next(build(s), X, 2), 0.25) for s in (5, 6, 7)]
+    assert len(set(medians)) == 3  # different draws, different medians
+
+
+def test_cor8_summary_compares_the_trained_median_with_untrained_ones() -> None:
+    s_next = np.array([5.0, 1.0, 2.0, 3.0, 9.0])  # middle (p = 0.25): layers 2..3
+    cor8 = {"s_next": s_next, "bound": 4.0, "layers_below": 3, "required": 2.5}
+    out = cor8_summary(cor8, [2.0, 1.0, 3.0], 0.25)
+    assert out["cor8_middle_median"] == 1.5 == middle_median(s_next, 0.25)
+    assert out["cor8_middle_max"] == 2.0  # the ends (5, 3, 9) are outside the window
+    assert out["cor8_middle_median_init"] == 2.0
+    assert out["cor8_random_below"] == 1.0  # only 1.0 < 1.5
+    assert out["cor8_middle_median_random_min"] == 1.0
+    assert out["cor8_middle_median_random"] == 2.0
+    assert (out["cor8_bound"], out["cor8_layers_below"], out["cor8_required"]) == (4.0, 3.0, 2.5)

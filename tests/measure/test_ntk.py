@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import ntk_along_gd, ntk_lambda_max, ntk_matrix, ntk_trace
+from bottlenecklab.measure import (
+    ntk_along_gd,
+    ntk_lambda_max,
+    ntk_matrix,
+    ntk_orbit_summary,
+    ntk_trace,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import COSTS
 
@@ -57,3 +64,13 @@ def test_ntk_along_gd_starts_at_the_model_and_follows_gd_on_a_copy():
         for p, g in zip(net.parameters(), grads):
             p -= 0.05 * g
     assert lam_max[1] == pytest.approx(ntk_lambda_max(net, X), rel=1e-8)
+
+
+def test_ntk_orbit_summary_means_over_the_orbit() -> None:
+    lam = np.array([10.0, 12.0, 8.0])  # lambda_max / N along 2 further GD steps
+    trace = np.array([30.0, 36.0, 33.0])  # Tr Theta / N
+    s = ntk_orbit_summary(lam, trace, eta=0.1, depth=3)
+    assert s["ntk_scale"] == pytest.approx(11.0)
+    assert s["ntk_lambda_eta"] == pytest.approx(1.0)
+    assert s["ntk_lambda_eta_amplitude"] == pytest.approx(0.2)
+    assert s["ntk_lambda_eta_final"] == pytest.approx(1.0)

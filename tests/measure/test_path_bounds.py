@@ -181,3 +181,25 @@ def test_balancedness_residual_has_one_entry_per_layer(trained, table) -> None:
     model, _ = trained
     res = measure.balancedness_residual(table, model.leak)
     assert res.shape == (12,) and res[0] == 0.0 and np.isfinite(res).all()
+
+
+def test_speed_window_columns_join_each_windows_arg_and_used_to_its_layer() -> None:
+    def window(arg, used):
+        z = np.zeros(len(arg))
+        return theory.SpeedWindow(
+            arg=np.array(arg), excess=z, lower=z, upper=z, used=np.array(used)
+        )
+
+    rows = [{"layer": 1}, {"layer": 2}]
+    out = measure.speed_window_columns(
+        rows, {"": window([0.5, -1.0], [0.1, 2.0]), "_c": window([3.0, 4.0], [0.0, -0.5])}
+    )
+    assert out[0] == {
+        "layer": 1,
+        "thm4_arg": 0.5,
+        "thm4_used": 0.1,
+        "thm4_arg_c": 3.0,
+        "thm4_used_c": 0.0,
+    }
+    assert out[1]["thm4_used"] == 2.0 and out[1]["thm4_used_c"] == -0.5
+    assert rows == [{"layer": 1}, {"layer": 2}]  # the input rows are not changed

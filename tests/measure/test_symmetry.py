@@ -9,15 +9,20 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
+    centred_rank,
+    crossing_counts,
     curve_distances,
+    gap_rank_rows,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
     largest_gap,
     layer_distance_map,
+    layer_state_r2,
     path_crossings,
     rotation_ratio,
     state_bijection_r2,
+    step_r2,
 )
 from bottlenecklab.models import FCNNConfig
 
@@ -150,3 +155,54 @@ def test_crossings_between_far_paths_count_a_planted_crossing_only():
     planted = path_crossings(torch.as_tensor(z), far)
     assert planted > 0
     assert path_crossings(torch.as_tensor(z), torch.zeros_like(far)) == 0
+
+
+def test_crossing_counts_ratio_is_trained_over_untrained_and_nan_without_untrained():
+    u = _flow()
+    z = u.copy()
+    d = curve_distances(u)
+    p, q = np.unravel_index(np.argmax(d), d.shape)
+    z[p] = u[p][::-1] + (u[q, 0] - u[p][::-1][0])  # the planted crossing above
+    c = crossing_counts(u, z, u, 0.2)  # trained: the flow itself, untrained: planted
+    assert c["far_crossings"] == 0 and c["far_crossings_init"] > 0
+    assert c["far_crossing_ratio"] == 0.0 and c["u_crossings"] == c["pca_crossings"] == 0
+    assert math.isnan(crossing_counts(u, u, u, 0.2)["far_crossing_ratio"])
+
+
+def test_step_r2_of_a_deterministic_flow_is_high_and_of_noise_low():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, size=(400, 2))
+    t = 0.9 ** np.arange(6)
+    z = a[:, None, :] * t[None, :, None]  # [P, T+1, 2]: z(t+1) - z(t) = -0.1 z(t)
+    assert step_r2(z[:300], z[300:], 5) > 0.95
+    noise = rng.normal(size=z.shape)
+    assert step_r2(noise[:300], noise[300:], 5) < 0.5
+
+
+def test_layer_state_r2_rows_per_hidden_layer_and_states_at_the_layer():
+    model = FCNNConfig(depth=4, width=6).build(3, 1, seed=0, dtype=torch.float64)
+    init = FCNNConfig(depth=4, width=6).build(3, 1, seed=1, dtype=torch.float64)
+    rng = np.random.default_rng(0)
+    fit, test = rng.normal(size=(30, 3, 3)), rng.normal(size=(10, 3, 3))
+    w = np.array([1.0, 0.0, 0.0])
+    u_fit, u_test = invariant_coordinates(fit, w), invariant_coordinates(test, w)
+    rows, states = layer_state_r2(model, init, fit, test, u_fit, u_test, 5, at=2)
+    assert len(rows) == 3 and set(rows[0]) == {"state_r2", "state_r2_init"}
+    assert states["trained"][1].shape == (10, 3, 2) and states["init"][0].shape == (30, 3, 2)
+    r2 = rows[1]["state_r2"]  # layer 2
+    z_fit, z_test = states["trained"]
+    flat = (z_fit, u_fit, z_test, u_test)
+    assert r2 == state_bijection_r2(*(x.reshape(-1, 2) for x in flat), 5)
+
+
+def test_gap_rank_rows_per_layer() -> None:
+    net = FCNNConfig(depth=3, width=6).build(4, 2, seed=0, dtype=torch.float64)
+    X = np.random.default_rng(0).standard_normal((15, 4))
+    rows = gap_rank_rows(net, X)
+    assert [r["layer"] for r in rows] == [1, 2, 3]
+    with torch.no_grad():
+        pre, _ = net.forward_path(torch.as_tensor(X))
+    for r, W, z in zip(rows, net.weights, pre):
+        assert (r["gap_index"], r["gap"]) == largest_gap(W)
+        assert r["centred_rank"] == centred_rank(z)
+        assert 0 <= r["jacobian_rank"] <= min(W.shape[0], 4)

@@ -14,6 +14,7 @@ from bottlenecklab.theory import (
     RANDOM_MATRIX_KINDS,
     coi_lower_bound_sweep,
     coi_minima,
+    coi_minima_summary,
     cost_of_identity,
     minimize_cost_of_identity,
     numerical_rank,
@@ -242,3 +243,23 @@ def test_hamiltonian_and_residual_take_the_product_they_would_compute() -> None:
         cp, rel=1e-12
     )
     assert float(theory.critical_point_residual(W, A, B, 3.0, BS=2 * BS)) != pytest.approx(cp)
+
+
+def test_coi_minima_summary_reads_both_propositions() -> None:
+    prop1 = [
+        {"finite": True, "coi": 2.5, "stable_rank": 2.0},
+        {"finite": True, "coi": 1.0, "stable_rank": 1.2},
+        {"finite": False, "coi": math.inf, "stable_rank": 3.0},
+    ]
+    ends = [
+        {"negative_mass": 1e-7, "coi": 2.02, "rank": 2},
+        {"negative_mass": 3e-7, "coi": 2.9, "rank": 3},
+    ]
+    s = coi_minima_summary(prop1, ends)
+    assert s["prop1_total"] == 3 and s["prop1_finite"] == 2
+    assert s["prop1_min_gap"] == pytest.approx(-0.2)  # a violation of Prop 1 shows
+    assert s["prop2_max_negative_mass"] == 3e-7
+    assert s["prop2_max_rank_error"] == pytest.approx(0.1)
+    assert s["prop2_mean_rank"] == 2.5
+    empty = coi_minima_summary([], [])
+    assert math.isnan(empty["prop1_min_gap"]) and math.isnan(empty["prop2_max_rank_error"])

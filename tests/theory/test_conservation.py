@@ -9,6 +9,7 @@ import torch
 
 from bottlenecklab.measure import loglog_slope
 from bottlenecklab.theory import (
+    drift_ratios,
     drift_refinement,
     generic_start,
     hamiltonian,
@@ -16,6 +17,7 @@ from bottlenecklab.theory import (
     hamiltonian_flow,
     hamiltonian_flow_located,
     kink_free_start,
+    refinement_study,
     sign_crossings,
     vector_field,
 )
@@ -125,3 +127,21 @@ def test_located_flow_conserves_h_across_the_kinks() -> None:
     assert located[0]["drift"] < 1e-6 < fixed[0]["drift"]
     wrong, _ = drift_refinement(A, B, LEAK, (50,), locate_kinks=True, field=_wrong_leak_field)
     assert wrong[0]["drift"] > 1e-3
+
+
+def test_drift_ratios_divide_each_drift_by_the_next_and_inf_at_zero():
+    rows = [{"drift": 1.6e-3}, {"drift": 1e-4}, {"drift": 0.0}]
+    assert drift_ratios(rows) == [pytest.approx(16.0), math.inf]
+    assert drift_ratios(rows[:1]) == []
+
+
+def test_refinement_study_names_each_starts_rows_and_scalars() -> None:
+    A, B = kink_free_start(_A0(), torch.Generator().manual_seed(3), offset=0.5, scale=1e-3)
+    starts = {"smooth": (A, B, (20, 40), False), "one": (A, B, (20,), False)}
+    scalars, refinement, series = refinement_study(starts, LEAK)
+    summary, _ = drift_refinement(A, B, LEAK, (20, 40))
+    assert scalars["drift_smooth_40"] == summary[1]["drift"]
+    assert scalars["order_ratio_smooth"] == summary[0]["drift"] / summary[1]["drift"]
+    assert "order_ratio_one" not in scalars  # one step count: no ratio
+    assert scalars["H0_one"] == float(hamiltonian(A, B, LEAK))
+    assert {r["path"] for r in refinement} == {r["path"] for r in series} == {"smooth", "one"}

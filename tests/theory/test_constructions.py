@@ -9,6 +9,7 @@ from bottlenecklab.theory import (
     identity_construction,
     non_lipschitz_excess,
     non_lipschitz_norm_sq,
+    non_lipschitz_table,
     non_lipschitz_target,
     non_lipschitz_weights,
     relu_network,
@@ -53,3 +54,14 @@ def test_example20_excess_asymptotics(gamma):
 def test_example20_rejects_bad_arguments(depth, gamma):
     with pytest.raises(ValueError):
         non_lipschitz_weights(depth, gamma)
+
+
+def test_non_lipschitz_table_matches_the_closed_forms():
+    X = np.random.default_rng(5).uniform(0, 1, (20, 3))
+    rows = non_lipschitz_table((10, 100), 0.75, X)
+    assert [r["depth"] for r in rows] == [10, 100]
+    for r in rows:
+        assert r["norm_sum"] == pytest.approx(r["norm_closed"], rel=1e-12)
+        assert r["f_error"] < 1e-9
+        assert r["excess"] == non_lipschitz_excess(r["depth"], 0.75)
+        assert r["norm_closed"] - 3 * r["depth"] == pytest.approx(r["excess"], rel=1e-9)

@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from bottlenecklab.theory import (
+    factorization_errors,
     linear_cost_expansion,
     linear_cost_remainder_constant,
+    linear_cost_remainders,
     linear_geodesic_grams,
     linear_representation_cost,
     optimal_linear_weights,
@@ -86,3 +88,24 @@ def test_geodesic_grams_are_those_of_the_optimal_factorization(depth):
     for W, G in zip(Ws[:-1], grams):
         a = a @ W.T
         np.testing.assert_allclose(a @ a.T, G, atol=1e-10)
+
+
+def test_remainders_shrink_like_inverse_depth_squared():
+    A = _matrix((3.0, 1.5, 0.4, 0.0))
+    rows = linear_cost_remainders(A, [16, 64, 256])
+    assert [r["depth"] for r in rows] == [16, 64, 256]
+    assert rows[0]["cost"] == linear_representation_cost(A, 16)
+    # L^2 remainder tends to the closed-form constant
+    top = rows[-1]["depth"] ** 2 * rows[-1]["remainder"]
+    assert top == pytest.approx(linear_cost_remainder_constant(A), rel=0.05)
+
+
+def test_factorization_errors_are_round_off_and_see_a_wrong_matrix():
+    A = _matrix((3.0, 1.5, 0.4, 0.0))
+    X = np.random.default_rng(1).standard_normal((16, 4))
+    err = factorization_errors(A, X, 6, 7)
+    eps = np.finfo(np.float64).eps
+    assert set(err) == {"A", "norm", "gram"} and max(err.values()) < 1e4 * eps
+    # against a different matrix's factorization the product error is of order one
+    Ws = optimal_linear_weights(A, 6, 7, seed=2)
+    assert np.linalg.norm(np.linalg.multi_dot(Ws[::-1]) - 2 * A) / np.linalg.norm(2 * A) > 0.4

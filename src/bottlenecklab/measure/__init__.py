@@ -46,6 +46,7 @@ from bottlenecklab.measure.bounds import (
     representation_bottleneck,
     ridge_layers,
     speed_window,
+    speed_window_columns,
     speed_window_summary,
 )
 
@@ -78,11 +79,13 @@ from bottlenecklab.measure.decision import (
     accuracy,
     data_box,
     decision_map,
+    tripoint_table,
     tripoints,
 )
 
 # Data costs and rollouts (`measure.evaluation`)
 from bottlenecklab.measure.evaluation import (
+    ball_rollout,
     costs,
     float64_copy,
     rollout,
@@ -129,6 +132,7 @@ from bottlenecklab.measure.ntk import (
     ntk_along_gd,
     ntk_lambda_max,
     ntk_matrix,
+    ntk_orbit_summary,
     ntk_trace,
     ntk_trace_terms,
 )
@@ -142,8 +146,12 @@ from bottlenecklab.measure.rank import (
     RANK_RULE,
     RankReading,
     RankRule,
+    affine_profile,
     centred_rank,
     centred_singular_values,
+    collapse_margin,
+    cor8_summary,
+    largest_depth_share,
     layer_ranks,
     layer_s_next,
     middle_affine_rank,
@@ -151,6 +159,7 @@ from bottlenecklab.measure.rank import (
     middle_median,
     middle_rank,
     precision_of,
+    random_middle_medians,
     rank_depth_correlation,
     rank_group_fits,
 )
@@ -200,10 +209,12 @@ from bottlenecklab.measure.sparsity import (
 from bottlenecklab.measure.spectra import (
     TW_MARGIN,
     frequency_spectra,
+    gap_at,
     largest_gap,
     layer_frequency_singular_values,
     layer_modes,
     layer_singular_values,
+    mode_table,
     mp_spikes,
     weight_spectra,
 )
@@ -219,12 +230,15 @@ from bottlenecklab.measure.stats import (
 
 # Symmetry learning (001 §5) (`measure.symmetry`)
 from bottlenecklab.measure.symmetry import (
+    crossing_counts,
     curve_distances,
+    gap_rank_rows,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
     layer_distance_map,
     layer_paths,
+    layer_state_r2,
     path_crossings,
     pca_path_crossings,
     pca_paths2d,
@@ -232,6 +246,7 @@ from bottlenecklab.measure.symmetry import (
     random_projection_crossings,
     rotation_ratio,
     state_bijection_r2,
+    step_r2,
 )
 
 # Low-dimensional views of representations (000, 004) (`measure.views`)
@@ -258,6 +273,7 @@ __all__ = [  # noqa: RUF022
     "representation_bottleneck",
     "ridge_layers",
     "speed_window",
+    "speed_window_columns",
     "speed_window_summary",
     # measure.coi
     "GAMMA0",
@@ -281,8 +297,10 @@ __all__ = [  # noqa: RUF022
     "accuracy",
     "data_box",
     "decision_map",
+    "tripoint_table",
     "tripoints",
     # measure.evaluation
+    "ball_rollout",
     "costs",
     "float64_copy",
     "rollout",
@@ -317,6 +335,7 @@ __all__ = [  # noqa: RUF022
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
+    "ntk_orbit_summary",
     "ntk_trace",
     "ntk_trace_terms",
     # measure.rank
@@ -327,8 +346,12 @@ __all__ = [  # noqa: RUF022
     "RANK_RULE",
     "RankReading",
     "RankRule",
+    "affine_profile",
     "centred_rank",
     "centred_singular_values",
+    "collapse_margin",
+    "cor8_summary",
+    "largest_depth_share",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
@@ -336,6 +359,7 @@ __all__ = [  # noqa: RUF022
     "middle_median",
     "middle_rank",
     "precision_of",
+    "random_middle_medians",
     "rank_depth_correlation",
     "rank_group_fits",
     # measure.reformulation
@@ -370,10 +394,12 @@ __all__ = [  # noqa: RUF022
     # measure.spectra
     "TW_MARGIN",
     "frequency_spectra",
+    "gap_at",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",
     "layer_singular_values",
+    "mode_table",
     "mp_spikes",
     "weight_spectra",
     # measure.stats
@@ -383,12 +409,15 @@ __all__ = [  # noqa: RUF022
     "clopper_pearson",
     "logistic_slope_z",
     # measure.symmetry
+    "crossing_counts",
     "curve_distances",
+    "gap_rank_rows",
     "haar_rotation_about",
     "invariant_coordinates",
     "knn_r2",
     "layer_distance_map",
     "layer_paths",
+    "layer_state_r2",
     "path_crossings",
     "pca_path_crossings",
     "pca_paths2d",
@@ -396,6 +425,7 @@ __all__ = [  # noqa: RUF022
     "random_projection_crossings",
     "rotation_ratio",
     "state_bijection_r2",
+    "step_r2",
     # measure.views
     "nearest_centroid_accuracy",
     "pca_paths",

@@ -11,7 +11,7 @@ import torch
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.theory import tripoint_blocks
 
-__all__ = ["accuracy", "data_box", "decision_map", "tripoints"]
+__all__ = ["accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
 
 
 def data_box(x: np.ndarray, margin: float) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -68,3 +68,17 @@ def accuracy(model: torch.nn.Module, X: np.ndarray, Y: np.ndarray) -> float:
     with torch.no_grad():
         pred = net(torch.as_tensor(X, dtype=torch.float64)).argmax(dim=-1)
     return float((pred.numpy() == np.asarray(Y).argmax(axis=-1)).mean())
+
+
+def tripoint_table(
+    model: torch.nn.Module, lo: Sequence[float], hi: Sequence[float], resolutions: Sequence[int]
+) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """`tripoints` at every resolution (paper 002, slide 'Implications: Classification'):
+    the counts `{"tripoints_<R>": K}` and the centres in long format, one row
+    `{"resolution", "x", "y"}` per tripoint."""
+    counts, rows = {}, []
+    for res in resolutions:
+        centres = tripoints(model, lo, hi, res)  # [K, 2]
+        counts[f"tripoints_{res}"] = float(len(centres))
+        rows += [{"resolution": res, "x": float(x), "y": float(y)} for x, y in centres]
+    return counts, rows

@@ -4,13 +4,23 @@ Mechanics'), and multi-step rollouts."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.tasks import Dataset, ball_frames
 from bottlenecklab.theory import frequency_order, frequency_singular_values, significant_modes
 
-__all__ = ["frequency_spectra", "layer_frequency_singular_values", "layer_modes", "rollout"]
+__all__ = [
+    "ball_rollout",
+    "frequency_spectra",
+    "layer_frequency_singular_values",
+    "layer_modes",
+    "mode_table",
+    "rollout",
+]
 
 
 def layer_frequency_singular_values(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -60,3 +70,38 @@ def rollout(model: torch.nn.Module, x0: np.ndarray, steps: int, size: int) -> np
             out.append(y.reshape(len(y), size, size))
             x = torch.cat([x[:, n2:], y], dim=1)
     return torch.stack(out, dim=1).numpy()
+
+
+def mode_table(
+    model: torch.nn.Module, rel: float
+) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """`layer_modes` in long format (paper 002, slide 'Learning Newtonian Mechanics'):
+    one row `{"layer", **mode}` per significant mode, and one row per layer
+    `{"layer", "modes": count, "max_order": largest frequency order (0 without modes)}`."""
+    modes, layers = [], []
+    for l, found in enumerate(layer_modes(model, rel), start=1):
+        modes += [{"layer": l, **m} for m in found]
+        top = max((m["order"] for m in found), default=0)
+        layers.append({"layer": l, "modes": len(found), "max_order": top})
+    return modes, layers
+
+
+def ball_rollout(
+    model: torch.nn.Module, data: Dataset, steps: int, samples: int, gravity: float, sigma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`rollout` of the first `samples` test inputs of `tasks.ball_gravity` against the
+    true frames of the ball's recorded positions and velocities (paper 002, slide
+    'Learning Newtonian Mechanics'): position `p + t v + t (t + 1) / 2 g` at step `t`;
+    frames `n x n` with `n^2` the targets' width.
+
+    Returns:
+        `truth`, `prediction`: `[k, steps, n, n]` each (`k = min(samples, N_test)`).
+    """
+    n = round(math.sqrt(data.y_test.shape[1]))
+    k = min(samples, len(data.x_test))
+    p = np.array(data.info["test_p"][:k])
+    v = np.array(data.info["test_v"][:k])
+    g = np.array([gravity, 0.0])
+    pos = np.stack([p + (t + 1) * v + (t + 1) * (t + 2) / 2 * g for t in range(steps)], 1)
+    truth = data.info["scale"] * ball_frames(pos, n, sigma)  # [k, steps, n, n]
+    return truth, rollout(model, data.x_test[:k], steps, n)

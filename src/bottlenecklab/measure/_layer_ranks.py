@@ -4,6 +4,7 @@ Fig 1) and the representation bottleneck of Cor 8."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,14 +18,18 @@ from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
 __all__ = [
     "CENTRED_REL",
     "RANK_FLOOR",
+    "affine_profile",
     "centred_rank",
     "centred_singular_values",
+    "cor8_summary",
+    "gap_at",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
     "middle_layer",
     "middle_median",
     "middle_rank",
+    "random_middle_medians",
     "representation_bottleneck",
     "weight_spectra",
 ]
@@ -156,4 +161,79 @@ def representation_bottleneck(
         "layers_below": below,
         "required": (1 - 2 * p) * L,
         "ntk_scale": c,
+    }
+
+
+def affine_profile(
+    model: Any, X: torch.Tensor | np.ndarray, rel: float = CENTRED_REL
+) -> list[dict[str, float]]:
+    """Per hidden layer `l = 1..L-1`, the centred `s_2 / s_1` of the pre-activations
+    `a~_l(X)` (0 with fewer than two singular values or `s_1 = 0`) and their affine
+    dimension (`centred_rank` at `rel`; spec `depth-and-rank.md`, **Decision** on
+    `talk/tripoints`). `X` `[N, d_in]` is cast to the model's dtype.
+
+    Returns:
+        One row `{"layer", "affine_ratio", "affine_rank"}` per hidden layer.
+    """
+    X = torch.as_tensor(X, dtype=next(model.parameters()).dtype)
+    with torch.no_grad():
+        pre, _ = model.forward_path(X)  # [a~_1 .. a~_L], each [N, n_l]
+    rows = []
+    for l, z in enumerate(pre[:-1], start=1):
+        s = centred_singular_values(z)
+        ratio = float(s[1] / s[0]) if s.numel() > 1 and s[0] > 0 else 0.0
+        rows.append({"layer": l, "affine_ratio": ratio, "affine_rank": centred_rank(z, rel)})
+    return rows
+
+
+def gap_at(spectra: list[dict[str, Any]], k: int, matrix: str = "W") -> np.ndarray:
+    """`s_k / s_(k+1)` of every layer's `matrix` from spectra in the long format of
+    `weight_spectra` (`{"layer", "matrix", "index", "value"}`, `index` 1-based); a
+    missing `s_k` reads 0, a missing or zero `s_(k+1)` as 1e-300. Paper 000, Fig 1b: `k*`
+    singular values stand out in the bottleneck. Returns `[L]`, layers in order."""
+    sv: dict[int, dict[int, float]] = {}
+    for s in spectra:
+        if s["matrix"] == matrix:
+            sv.setdefault(int(s["layer"]), {})[int(s["index"])] = float(s["value"])
+    return np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
+
+
+def random_middle_medians(
+    build: Callable[[int], Any], seeds: list[int], X: torch.Tensor | np.ndarray, k: int, p: float
+) -> tuple[np.ndarray, list[float]]:
+    """Cor 8's statistic on untrained networks (paper 001, Cor 8): `layer_s_next` of the
+    network `build(seeds[0])` (e.g. a trained net's own initialization) and the
+    `middle_median` of `layer_s_next` for every seed's network.
+
+    Args:
+        build: seed -> a fresh `FCNN`; seeds: the draws; X: inputs `[N, d_in]`;
+        k: the rank; p: the middle window's fraction.
+    Returns:
+        `s_next` `[L]` of the first draw and one middle median per seed.
+    """
+    s = [layer_s_next(build(seed), X, k) for seed in seeds]
+    return s[0], [middle_median(v, p) for v in s]
+
+
+def cor8_summary(cor8: dict[str, Any], random_medians: list[float], p: float) -> dict[str, float]:
+    """Paper 001, Cor 8 read on a trained net (`representation_bottleneck`'s `cor8`) beside
+    untrained ones (`random_middle_medians`' medians, its own initialization first): the
+    bound, the layers below it and how many are required, the middle median of
+    `s_(k+1)` (trained, its init, the smallest and the median untrained, how many
+    untrained lie below the trained) and the largest middle `s_(k+1)` (`p <= l/L <= 1-p`)."""
+    s = cor8["s_next"]  # [L]
+    L = len(s)
+    l = np.arange(1, L + 1)
+    mid = (l / L >= p) & (l / L <= 1 - p)
+    trained = middle_median(s, p)
+    return {
+        "cor8_bound": cor8["bound"],
+        "cor8_layers_below": float(cor8["layers_below"]),
+        "cor8_required": cor8["required"],
+        "cor8_middle_median": trained,
+        "cor8_middle_median_init": random_medians[0],
+        "cor8_middle_median_random_min": float(np.min(random_medians)),
+        "cor8_random_below": float(np.sum(np.array(random_medians) < trained)),
+        "cor8_middle_median_random": float(np.median(random_medians)),
+        "cor8_middle_max": float(np.max(s[mid])),
     }

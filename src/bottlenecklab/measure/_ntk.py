@@ -13,7 +13,13 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import layer_jacobians
 from bottlenecklab.measure._representation import ntk_trace_terms
 
-__all__ = ["ntk_along_gd", "ntk_lambda_max", "ntk_matrix", "ntk_trace"]
+__all__ = [
+    "ntk_along_gd",
+    "ntk_lambda_max",
+    "ntk_matrix",
+    "ntk_orbit_summary",
+    "ntk_trace",
+]
 
 
 def _paths(model: Any, X: torch.Tensor | np.ndarray):
@@ -122,3 +128,19 @@ def ntk_along_gd(
                 for p, g in zip(params, grads):
                     p -= eta * g
     return np.array(lam_max), np.array(trace)
+
+
+def ntk_orbit_summary(
+    lam_max: np.ndarray, trace: np.ndarray, eta: float, depth: int
+) -> dict[str, float]:
+    """`ntk_along_gd`'s series `[steps + 1]` (`lambda_max / N`, `Tr Theta / N`) read over
+    the edge-of-stability oscillation of GD at step `eta` (paper 001, §4): `ntk_scale`
+    `Tr Theta / (N L)` and `ntk_lambda_eta` `lambda_max eta / N`, means over the orbit,
+    the half range of the latter (`ntk_lambda_eta_amplitude`) and its value at the
+    trained state itself (`ntk_lambda_eta_final`)."""
+    return {
+        "ntk_scale": float(np.mean(trace)) / depth,
+        "ntk_lambda_eta": float(np.mean(lam_max)) * eta,
+        "ntk_lambda_eta_amplitude": float(np.ptp(lam_max)) * eta / 2,
+        "ntk_lambda_eta_final": float(lam_max[0]) * eta,
+    }

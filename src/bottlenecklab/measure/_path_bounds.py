@@ -34,6 +34,7 @@ __all__ = [
     "plain_path_length",
     "ridge_layers",
     "speed_window",
+    "speed_window_columns",
     "speed_window_summary",
 ]
 
@@ -110,6 +111,24 @@ def speed_window(table: LayerTable, leak: float) -> theory.SpeedWindow:
         table.column("B_norm"),
         leak,
     )
+
+
+def speed_window_columns(
+    rows: list[dict[str, Any]], windows: dict[str, theory.SpeedWindow]
+) -> list[dict[str, Any]]:
+    """The layer table's `rows` (one per layer) with Thm 4 (2)'s per-layer argument
+    `a_l` (`thm4_arg<suffix>`) and the signed fraction of its window used
+    (`thm4_used<suffix>`) of each window (paper 000, Thm 4 (2)); `windows`: suffix ->
+    window, e.g. `{"": own ridges, "_const": gamma = 1/L~}`."""
+    return [
+        row
+        | {
+            key: float(value)
+            for suffix, w in windows.items()
+            for key, value in ((f"thm4_arg{suffix}", w.arg[i]), (f"thm4_used{suffix}", w.used[i]))
+        }
+        for i, row in enumerate(rows)
+    ]
 
 
 def speed_window_summary(window: theory.SpeedWindow, suffix: str = "") -> dict[str, float]:

@@ -4,6 +4,7 @@ the intercept the regularity `R1`."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,7 +12,12 @@ from scipy.stats import spearmanr
 
 from bottlenecklab.measure._fits import fit_line
 
-__all__ = ["rank_depth_correlation", "rank_group_fits"]
+__all__ = [
+    "collapse_margin",
+    "largest_depth_share",
+    "rank_depth_correlation",
+    "rank_group_fits",
+]
 
 
 def rank_group_fits(
@@ -62,3 +68,30 @@ def rank_depth_correlation(depths: Sequence[float], ranks: Sequence[float]) -> f
     if len(set(depths)) < 2 or len(set(ranks)) < 2:
         return float("nan")
     return float(spearmanr(depths, ranks).statistic)
+
+
+def collapse_margin(depths: Sequence[float], fits: Sequence[bool]) -> tuple[float, float, float]:
+    """Where training stops fitting as depth grows (paper 001, Fig 1: too deep nets fit
+    no longer): `(collapse, top, margin)` with `collapse` the smallest depth of a network
+    that does not fit (`inf`: all fit), `top` the largest depth where every network fits
+    (`nan`: none) and `margin = collapse - top` (`> 0`: the collapse lies above; `nan`
+    without such a depth).
+
+    Args:
+        depths: one entry per trained network: its depth `L`.
+        fits: one entry per trained network: whether it fits.
+    """
+    all_fit = [L for L in set(depths) if all(f for d, f in zip(depths, fits) if d == L)]
+    top = max(all_fit) if all_fit else math.nan
+    collapse = min((d for d, f in zip(depths, fits) if not f), default=math.inf)
+    return collapse, top, (collapse - top if all_fit else math.nan)
+
+
+def largest_depth_share(depths: Sequence[float], hits: Sequence[bool]) -> float:
+    """The largest share, over the depths, of the networks of that depth with `hits`
+    (e.g. fitting with middle rank `k*`, paper 001 Fig 1); 0 without networks."""
+    share = 0.0
+    for L in sorted(set(depths)):
+        at = [h for d, h in zip(depths, hits) if d == L]
+        share = max(share, sum(at) / len(at))
+    return share

@@ -10,15 +10,20 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._jacobian import representation_jacobian_ranks
+from bottlenecklab.measure._layer_ranks import centred_rank
 
 __all__ = [
+    "crossing_counts",
     "curve_distances",
+    "gap_rank_rows",
     "haar_rotation_about",
     "invariant_coordinates",
     "knn_r2",
     "largest_gap",
     "layer_distance_map",
     "layer_paths",
+    "layer_state_r2",
     "path_crossings",
     "pca_path_crossings",
     "pca_paths2d",
@@ -26,6 +31,7 @@ __all__ = [
     "random_projection_crossings",
     "rotation_ratio",
     "state_bijection_r2",
+    "step_r2",
 ]
 
 
@@ -306,3 +312,98 @@ def layer_distance_map(
     x0 = height * wt + radius / 2 * U[:, 0]
     A = layer_paths(model, layer, torch.cat([x0[None], X])[None].numpy())[0]
     return coords, (A[1:] - A[0]).norm(dim=1).reshape(resolution, resolution)
+
+
+def layer_state_r2(
+    model: torch.nn.Module,
+    init: torch.nn.Module,
+    fit: np.ndarray,
+    test: np.ndarray,
+    u_fit: np.ndarray,
+    u_test: np.ndarray,
+    k: int,
+    at: int,
+) -> tuple[list[dict[str, float]], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The state metric (`state_bijection_r2` of the top-2 PCA states and `u`) at every
+    hidden layer `l = 1..L-1` of the trained net and of its untrained `init`, and the 2-D
+    states themselves at layer `at` (paper 001 §5, Fig 2).
+
+    Args:
+        model, init: the trained net and the same net at initialization.
+        fit, test: input paths `[M, T+1, d]` (PCA and k-NN fitted) and `[P, T+1, d]`.
+        u_fit, u_test: their invariant coordinates `[M, T+1, 2]`, `[P, T+1, 2]`.
+        k: neighbours of the k-NN R^2; at: the layer whose states are returned.
+
+    Returns:
+        One row `{"state_r2", "state_r2_init"}` per layer `l = 1..L-1`, and
+        `{"trained": (z_fit, z_test), "init": (z_fit, z_test)}` at `at` (`[., T+1, 2]`).
+    """
+
+    def metric(net: torch.nn.Module, layer: int) -> tuple[float, np.ndarray, np.ndarray]:
+        z_fit, z_test = pca_states(net, layer, fit, test)  # [M, T+1, 2], [P, T+1, 2]
+        flat = (z_fit, u_fit, z_test, u_test)
+        r2 = state_bijection_r2(*(a.reshape(-1, 2) for a in flat), k)
+        return r2, z_fit, z_test
+
+    rows, states = [], {}
+    for layer in range(1, model.depth):
+        r2, z_fit, z_test = metric(model, layer)
+        r2_init, zi_fit, zi_test = metric(init, layer)
+        rows.append({"state_r2": r2, "state_r2_init": r2_init})
+        if layer == at:
+            states = {"trained": (z_fit, z_test), "init": (zi_fit, zi_test)}
+    return rows, states
+
+
+def crossing_counts(
+    z_test: np.ndarray, zi_test: np.ndarray, u_test: np.ndarray, apart: float
+) -> dict[str, float]:
+    """Crossings of the test paths in the PCA plane (paper 001 §5, Fig 2): trained
+    (`z_test`, `[P, T+1, 2]`), untrained (`zi_test`) and exact `u` (`u_test`); `far_*`
+    count only pairs whose `u`-curves are more than `apart` sd apart (`curve_distances`),
+    `far_crossing_ratio` is trained over untrained (NaN when the untrained net has none)."""
+    far = torch.as_tensor(curve_distances(u_test) > apart)
+    out = {
+        "far_crossings": float(path_crossings(torch.as_tensor(z_test), far)),
+        "far_crossings_init": float(path_crossings(torch.as_tensor(zi_test), far)),
+    }
+    base = out["far_crossings_init"]
+    out["far_crossing_ratio"] = out["far_crossings"] / base if base > 0 else math.nan
+    out["pca_crossings"] = float(path_crossings(torch.as_tensor(z_test)))
+    out["pca_crossings_init"] = float(path_crossings(torch.as_tensor(zi_test)))
+    out["u_crossings"] = float(path_crossings(torch.as_tensor(u_test)))
+    return out
+
+
+def step_r2(z_fit: np.ndarray, z_test: np.ndarray, k: int) -> float:
+    """One-step self-consistency of the 2-D state (paper 001 §5): the held-out k-NN R^2
+    of `z(t) -> z(t+1) - z(t)`, fitted on `z_fit` `[M, T+1, 2]`, tested on `z_test`
+    `[P, T+1, 2]`; the smaller of the two coordinates."""
+    r2 = knn_r2(
+        z_fit[:, :-1].reshape(-1, 2),
+        np.diff(z_fit, axis=1).reshape(-1, 2),
+        z_test[:, :-1].reshape(-1, 2),
+        np.diff(z_test, axis=1).reshape(-1, 2),
+        k,
+    )
+    return float(np.min(r2))
+
+
+def gap_rank_rows(model: torch.nn.Module, X: np.ndarray) -> list[dict[str, float]]:
+    """Per layer `l = 1..L` of an `FCNN`: where `W_l`'s spectrum drops most
+    (`largest_gap`: `gap_index`, `gap`; paper 001 Fig 2), the median over the inputs
+    `X` `[N, d_in]` of 001's rank of `d a~_l / dx` (`jacobian_rank`) and the affine
+    dimension of the pre-activations `a~_l(X)` (`centred_rank`). `X` is cast to the
+    model's dtype."""
+    jac = np.median(representation_jacobian_ranks(model, X), axis=1)  # [L]
+    with torch.no_grad():
+        pre, _ = model.forward_path(torch.as_tensor(X, dtype=model.weights[0].dtype))
+    return [
+        {
+            "layer": l,
+            **dict(zip(("gap_index", "gap"), largest_gap(W))),
+            "jacobian_rank": float(jac[l - 1]),
+            "centred_rank": float(centred_rank(pre[l - 1])),
+        }
+        for l, W in enumerate(model.weights, start=1)
+    ]

@@ -18,6 +18,7 @@ from bottlenecklab.measure._path_bounds import (
     hamiltonian_bounds_constant_gamma,
     ridge_layers,
     speed_window,
+    speed_window_columns,
     speed_window_summary,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "representation_bottleneck",
     "ridge_layers",
     "speed_window",
+    "speed_window_columns",
     "speed_window_summary",
 ]

@@ -2,6 +2,12 @@
 'Implications: Classification').
 """
 
-from bottlenecklab.measure._decision import accuracy, data_box, decision_map, tripoints
+from bottlenecklab.measure._decision import (
+    accuracy,
+    data_box,
+    decision_map,
+    tripoint_table,
+    tripoints,
+)
 
-__all__ = ["accuracy", "data_box", "decision_map", "tripoints"]
+__all__ = ["accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]

@@ -4,6 +4,6 @@ float64 copy every diagnostic works on (the caller's network is never cast).
 """
 
 from bottlenecklab.measure._costs import costs, float64_copy
-from bottlenecklab.measure._frequency import rollout
+from bottlenecklab.measure._frequency import ball_rollout, rollout
 
-__all__ = ["costs", "float64_copy", "rollout"]
+__all__ = ["ball_rollout", "costs", "float64_copy", "rollout"]

@@ -11,16 +11,24 @@ rank, the intercept the regularity `R1`).
 from bottlenecklab.measure._layer_ranks import (
     CENTRED_REL,
     RANK_FLOOR,
+    affine_profile,
     centred_rank,
     centred_singular_values,
+    cor8_summary,
     layer_ranks,
     layer_s_next,
     middle_affine_rank,
     middle_layer,
     middle_median,
     middle_rank,
+    random_middle_medians,
 )
-from bottlenecklab.measure._rank_depth import rank_depth_correlation, rank_group_fits
+from bottlenecklab.measure._rank_depth import (
+    collapse_margin,
+    largest_depth_share,
+    rank_depth_correlation,
+    rank_group_fits,
+)
 from bottlenecklab.measure._rank_rule import (
     GAP,
     RANK_RELS,
@@ -38,8 +46,12 @@ __all__ = [
     "RANK_RULE",
     "RankReading",
     "RankRule",
+    "affine_profile",
     "centred_rank",
     "centred_singular_values",
+    "collapse_margin",
+    "cor8_summary",
+    "largest_depth_share",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
@@ -47,6 +59,7 @@ __all__ = [
     "middle_median",
     "middle_rank",
     "precision_of",
+    "random_middle_medians",
     "rank_depth_correlation",
     "rank_group_fits",
 ]

@@ -24,6 +24,7 @@ __all__ = [
     "CoiFn",
     "coi_lower_bound_sweep",
     "coi_minima",
+    "coi_minima_summary",
     "minimize_cost_of_identity",
     "random_matrix",
 ]
@@ -199,3 +200,20 @@ def coi_minima(
             if t % every == 0 or t == len(hist) - 1
         )
     return ends, history
+
+
+def coi_minima_summary(prop1: list[dict[str, Any]], ends: list[dict[str, Any]]) -> dict[str, float]:
+    """The numbers of paper 000's Props 1-2 from `coi_lower_bound_sweep`'s rows `prop1`
+    and `coi_minima`'s end rows `ends`: how many matrices and how many with a finite COI,
+    the smallest `COI - stable rank` among those (Prop 1: `>= 0`), and at the minima the
+    largest negative mass, the largest `|COI - rank|` and the mean rank (Prop 2). `nan`
+    where there are no rows."""
+    finite = [r for r in prop1 if r["finite"]]
+    return {
+        "prop1_total": float(len(prop1)),
+        "prop1_finite": float(len(finite)),
+        "prop1_min_gap": min((r["coi"] - r["stable_rank"] for r in finite), default=math.nan),
+        "prop2_max_negative_mass": max((r["negative_mass"] for r in ends), default=math.nan),
+        "prop2_max_rank_error": max((abs(r["coi"] - r["rank"]) for r in ends), default=math.nan),
+        "prop2_mean_rank": sum(r["rank"] for r in ends) / max(1, len(ends)),
+    }

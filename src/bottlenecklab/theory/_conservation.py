@@ -20,6 +20,7 @@ Rows are samples; paths are `[n + 1, N, w]` on the uniform grid of `hamiltonian_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,10 +35,12 @@ from bottlenecklab.theory._hamiltonian_flow import (
 from bottlenecklab.theory._kink_events import hamiltonian_flow_located
 
 __all__ = [
+    "drift_ratios",
     "drift_refinement",
     "generic_start",
     "hamiltonian_drift",
     "kink_free_start",
+    "refinement_study",
     "sign_crossings",
 ]
 
@@ -155,3 +158,46 @@ def drift_refinement(
             if i % every == 0 or i == n
         )
     return summary, series
+
+
+def drift_ratios(summary: Sequence[dict[str, Any]]) -> list[float]:
+    """The drift at each step count over the drift at the next (doubled) one, from
+    `drift_refinement`'s `summary` rows sorted by steps (`inf` where the next drift is 0).
+    RK4 on a kink-free path: about 16 per doubling (paper 000, §1.5 conservation)."""
+    return [
+        a["drift"] / b["drift"] if b["drift"] > 0 else math.inf
+        for a, b in zip(summary, summary[1:])
+    ]
+
+
+def refinement_study(
+    starts: dict[str, tuple[torch.Tensor, torch.Tensor, Sequence[int], bool]],
+    leak: float,
+    *,
+    field: Field = vector_field,
+) -> tuple[dict[str, float], list[dict[str, Any]], list[dict[str, Any]]]:
+    """`drift_refinement` from several named starts (paper 000, §1.5 conservation).
+
+    Args:
+        starts: name -> `(A0 [N, w], B0 [N, w], step counts, locate_kinks)`.
+        leak: `L~`; field: the vector field (tests pass wrong ones).
+    Returns:
+        scalars per name `path`: `H0_<path>`, `drift_<path>_<steps>` per step count,
+        `crossings_<path>` (at the finest) and `order_ratio_<path>` (the last doubling's
+        drift ratio, with two step counts or more); and the `summary` and `series` rows of
+        every start with a `"path"` column.
+    """
+    scalars: dict[str, float] = {}
+    refinement: list[dict[str, Any]] = []
+    series: list[dict[str, Any]] = []
+    for path, (A, B, steps, locate) in starts.items():
+        summary, drift = drift_refinement(A, B, leak, steps, field=field, locate_kinks=locate)
+        refinement.extend({"path": path, **row} for row in summary)
+        series.extend({"path": path, **row} for row in drift)
+        scalars[f"H0_{path}"] = float(hamiltonian(A, B, leak))
+        for row in summary:
+            scalars[f"drift_{path}_{row['steps']}"] = row["drift"]
+        scalars[f"crossings_{path}"] = float(summary[-1]["crossings"])
+        if len(summary) >= 2:
+            scalars[f"order_ratio_{path}"] = summary[-2]["drift"] / summary[-1]["drift"]
+    return scalars, refinement, series

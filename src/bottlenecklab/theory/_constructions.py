@@ -13,6 +13,7 @@ __all__ = [
     "identity_construction",
     "non_lipschitz_excess",
     "non_lipschitz_norm_sq",
+    "non_lipschitz_table",
     "non_lipschitz_target",
     "non_lipschitz_weights",
     "relu_network",
@@ -163,3 +164,29 @@ def non_lipschitz_excess(depth: int, gamma: float) -> float:
     # cosh(x) - 1 = 2 sinh(x/2)^2, exact for small x
     pair = 8 * math.sinh(eps) ** 2 + 4 * math.sinh(2 * eps) ** 2
     return (depth // 2 - 1) * pair + 2 * c2 + c2**2
+
+
+def non_lipschitz_table(
+    depths: tuple[int, ...] | list[int], gamma: float, X: np.ndarray
+) -> list[dict[str, float]]:
+    """Example 20's construction checked at each depth (paper 001, App. D.1): its excess
+    `||theta||^2 - 3L`, `sum ||W_l||^2` of the built weights against the closed form, and
+    `max |f_theta(x) - f(x)|` on the points `X` `[N, 3]` of `[0, 1]^3`.
+
+    Returns:
+        One row `{"depth", "excess", "norm_sum", "norm_closed", "f_error"}` per depth.
+    """
+    rows = []
+    for L in depths:
+        Ws = non_lipschitz_weights(L, gamma)
+        err = np.abs(relu_network(Ws, X) - non_lipschitz_target(X)).max()
+        rows.append(
+            {
+                "depth": L,
+                "excess": non_lipschitz_excess(L, gamma),
+                "norm_sum": float(sum(np.sum(W**2) for W in Ws)),
+                "norm_closed": non_lipschitz_norm_sq(L, gamma),
+                "f_error": float(err),
+            }
+        )
+    return rows

@@ -7,8 +7,10 @@ import numpy as np
 import torch
 
 __all__ = [
+    "factorization_errors",
     "linear_cost_expansion",
     "linear_cost_remainder_constant",
+    "linear_cost_remainders",
     "linear_geodesic_grams",
     "linear_representation_cost",
     "nonzero_singular_values",
@@ -137,3 +139,55 @@ def linear_geodesic_grams(
     r = nonzero_singular_values(a).size
     XV = x @ Vt[:r].T  # [N, r]
     return [(XV * s[:r] ** (2.0 * l / depth)) @ XV.T for l in range(1, depth)]
+
+
+def linear_cost_remainders(
+    A: np.ndarray | torch.Tensor, depths: tuple[int, ...] | list[int]
+) -> list[dict[str, float]]:
+    """`R(A; L)` and its remainder `R(A; L) - (L R0 + R1 + R2 / L)` at each depth (paper
+    001 §1.1, §3: the remainder is `O(L^-2)`, `L^2` times it tends to
+    `linear_cost_remainder_constant`).
+
+    Args:
+        A: `[d_out, d_in]`
+        depths: the depths `L`.
+    Returns:
+        One row `{"depth", "cost", "remainder"}` per depth.
+    """
+    r0, r1, r2 = linear_cost_expansion(A)
+    rows = []
+    for L in depths:
+        cost = linear_representation_cost(A, L)
+        rows.append({"depth": L, "cost": cost, "remainder": cost - (L * r0 + r1 + r2 / L)})
+    return rows
+
+
+def factorization_errors(
+    A: np.ndarray | torch.Tensor, X: np.ndarray, depth: int, width: int, *, seed: int = 2
+) -> dict[str, float]:
+    """How exactly `optimal_linear_weights` is optimal (paper 001, Prop 14; paper 002
+    'Representation geodesics'): the relative errors of the product vs `A`, of
+    `sum ||W_l||^2` vs `R(A; L)`, and the largest of its hidden Grams vs
+    `linear_geodesic_grams`.
+
+    Args:
+        A: `[d_out, d_in]`
+        X: inputs `[N, d_in]`
+        depth: `L`; width: hidden width; seed: seed of the hidden bases.
+    Returns:
+        `{"A", "norm", "gram"}` (relative errors; round-off for an exact construction).
+    """
+    a = _as_float64(A)
+    Ws = optimal_linear_weights(a, depth, width, seed=seed)
+    prod, h, gram = Ws[0], X, 0.0
+    for W, G in zip(Ws[:-1], linear_geodesic_grams(a, X, depth)):
+        h = h @ W.T  # [N, n_l]
+        gram = max(gram, np.linalg.norm(h @ h.T - G) / np.linalg.norm(G))
+    for W in Ws[1:]:
+        prod = W @ prod
+    norm = sum(float(np.sum(W**2)) for W in Ws)
+    return {
+        "A": float(np.linalg.norm(prod - a) / np.linalg.norm(a)),
+        "norm": abs(norm / linear_representation_cost(a, depth) - 1.0),
+        "gram": float(gram),
+    }

@@ -21,6 +21,7 @@ from bottlenecklab.theory._coi_minima import (
     RANDOM_MATRIX_KINDS,
     coi_lower_bound_sweep,
     coi_minima,
+    coi_minima_summary,
     minimize_cost_of_identity,
     random_matrix,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "KernelSVD",
     "coi_lower_bound_sweep",
     "coi_minima",
+    "coi_minima_summary",
     "coi_residual",
     "cost_of_identity",
     "features",

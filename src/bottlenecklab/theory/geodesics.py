@@ -8,10 +8,12 @@ quantities on trained networks.
 """
 
 from bottlenecklab.theory._conservation import (
+    drift_ratios,
     drift_refinement,
     generic_start,
     hamiltonian_drift,
     kink_free_start,
+    refinement_study,
     sign_crossings,
 )
 from bottlenecklab.theory._hamiltonian_flow import (
@@ -30,6 +32,7 @@ from bottlenecklab.theory._rk4 import grid, rk4, rk4_step
 __all__ = [
     "Field",
     "critical_point_residual",
+    "drift_ratios",
     "drift_refinement",
     "generic_start",
     "geodesic_weights",
@@ -40,6 +43,7 @@ __all__ = [
     "hamiltonian_flow_located",
     "kink_free_start",
     "lifted_inputs",
+    "refinement_study",
     "rk4",
     "rk4_step",
     "shoot",

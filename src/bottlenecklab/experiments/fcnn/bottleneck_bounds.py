@@ -41,14 +41,15 @@ from bottlenecklab.experiments._spec import (
 from bottlenecklab.experiments.fcnn._common import SMOKE, LatentConfig, adam_then_gd
 from bottlenecklab.measure import (
     chain_slacks,
+    cor8_summary,
     costs,
     fcnn_balance_residuals,
     jacobian_bounds,
-    layer_s_next,
     middle_affine_rank,
-    middle_median,
     middle_rank,
     ntk_along_gd,
+    ntk_orbit_summary,
+    random_middle_medians,
     random_network_slacks,
     representation_bottleneck,
 )
@@ -64,31 +65,17 @@ class Config(LatentConfig):
 
     Args:
         depths: depths of the trained networks (the grid).
-        n_random: random networks per grid point; random_depths: their depth range
-            (inclusive); slopes, betas, init_scales: their choices; random_width,
-            random_dim: their hidden width and input/output dimension; n_points: Gaussian
-            points per random network.
+        n_random, random_depths, slopes, betas, init_scales, random_width, random_dim,
+            n_points: the random networks per grid point and their choices.
         slack: numerical slack of the chain and Thm 15 (float64).
         k, p: rank and fraction of Cor 8; the middle layers are `p <= l/L <= 1 - p`.
-        cor8_factor: at the deepest trained net the middle median of `s_(k+1)` must lie
-            below `1 / cor8_factor` times that of the same net at its initialization (a
-            paired comparison: what training did to this net). 1 (plainly below): Cor 8
-            bounds the trained net's value by `O(1/sqrt L)` but says nothing of a random
-            net's, so 001 supports no larger factor; the measured ratio is the claim's
-            value (spec, fourth review).
-        cor8_random: untrained nets of each depth (the net's own initialization and
-            `cor8_random - 1` further draws of the same init) whose middle medians are
-            reported beside it: how many lie below the trained net's (0 of 19 would
-            reject "the trained net is one more random draw" at level 0.05).
-        eta0: the GD step is `eta0 / L` (the trained nets' GD phase must use it).
-        ntk_factor: `lambda_max / N <= ntk_factor / eta`; ntk_spread: max/min of
-            `Tr Theta / (N L)` across depths; both are means over `orbit_steps` further
-            GD steps at `eta` from the trained state (GD at a fixed step ends at the edge
-            of stability, where the sharpness oscillates from step to step).
-        affine_rel: the middle representation's affine dimension (the rank Cor 8 needs)
-            counts the singular values of the centred pre-activations `a~_(ceil(L/2))`
-            above this fraction of the largest (spec: the weight rank counts the
-            representation's offset).
+        cor8_factor: the deepest net's middle median of `s_(k+1)` lies below
+            `1 / cor8_factor` times that of its own initialization.
+        cor8_random: untrained nets of each depth reported beside it.
+        eta0: the GD step is `eta0 / L`.
+        ntk_factor, ntk_spread: bounds on `lambda_max eta / N` and on max/min of
+            `Tr Theta / (N L)`, means over `orbit_steps` further GD steps.
+        affine_rel: relative cut of the middle representation's affine dimension.
     """
 
     task: LatentTeacherConfig = LatentTeacherConfig(n_train=128, n_test=128)
@@ -132,18 +119,16 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     X = data.x_train
     t_chain, t_thm15 = chain_slacks(jacobian_bounds(model, X))
     cor8 = representation_bottleneck(model, X, cfg.k, cfg.p)
-    # the same network at its initialization (run_point's seed and dtype), then further
-    # draws of that init: the random nets Cor 8's middle median is compared with
+    # the net's own initialization (run_point's seed and dtype), then further draws of it
     dtype = next(model.parameters()).dtype
     seeds = [cfg.seed + 1] + [cfg.seed + 1 + 1000 * j for j in range(1, cfg.cor8_random)]
-    s_random = [
-        layer_s_next(cfg.model.build(data.d_in, data.d_out, seed=sd, dtype=dtype), X, cfg.k)
-        for sd in seeds
-    ]
-    s_init = s_random[0]
-    random_medians = [middle_median(v, cfg.p) for v in s_random]
-    l = np.arange(1, L + 1)
-    mid = (l / L >= cfg.p) & (l / L <= 1 - cfg.p)
+    s_init, random_medians = random_middle_medians(
+        lambda sd: cfg.model.build(data.d_in, data.d_out, seed=sd, dtype=dtype),
+        seeds,
+        X,
+        cfg.k,
+        cfg.p,
+    )
     balance = fcnn_balance_residuals(model)
     eta = cfg.eta0 / L
     Y = torch.as_tensor(data.y_train)
@@ -159,21 +144,8 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
         "trained_thm15_slack": t_thm15,
         "middle_rank": float(middle_rank(model)),
         "middle_affine_rank": float(middle_affine_rank(model, X, cfg.affine_rel)),
-        "cor8_bound": cor8["bound"],
-        "cor8_layers_below": float(cor8["layers_below"]),
-        "cor8_required": cor8["required"],
-        "cor8_middle_median": middle_median(cor8["s_next"], cfg.p),
-        "cor8_middle_median_init": random_medians[0],
-        "cor8_middle_median_random_min": float(np.min(random_medians)),
-        "cor8_random_below": float(
-            np.sum(np.array(random_medians) < middle_median(cor8["s_next"], cfg.p))
-        ),
-        "cor8_middle_median_random": float(np.median(random_medians)),
-        "cor8_middle_max": float(np.max(cor8["s_next"][mid])),
-        "ntk_scale": float(np.mean(trace)) / L,  # Tr Theta / (N L), mean over the orbit
-        "ntk_lambda_eta": float(np.mean(lam_max)) * eta,  # mean over the GD orbit
-        "ntk_lambda_eta_amplitude": float(np.ptp(lam_max)) * eta / 2,
-        "ntk_lambda_eta_final": float(lam_max[0]) * eta,  # the trained state itself
+        **cor8_summary(cor8, random_medians, cfg.p),
+        **ntk_orbit_summary(lam_max, trace, eta, L),
         "balance_summed_max": float(balance["summed"].max()),
         "balance_per_neuron_max": float(balance["per_neuron"].max()),
         **costs(model, data),
@@ -218,16 +190,17 @@ def cor8_facts(cfg: Config, pts: Points) -> dict:
     }
 
 
+def _medians(done: list) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The trained and untrained middle medians by depth, and whether all are usable."""
+    med = np.array([r.scalars["cor8_middle_median"] for r in done])
+    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
+    return med, rand, bool(np.all(np.isfinite(med) & np.isfinite(rand)) and np.all(med > 0))
+
+
 def cor8(cfg: Config, pts: Points) -> Outcome:
-    """Cor 8 (001 App. B Cor 17) at these sizes: its bound `sqrt(Phi)(sqrt(Psi) + sqrt(p))
-    / (p sqrt L)` is orders of magnitude above the measured values (its slack in decades is
-    reported), so counting the layers below it cannot fail. Asserted instead is what it
-    predicts that can fail (spec `depth-and-rank.md`, fourth review): the median over the
-    middle layers of `s_(k+1)(a~_l / sqrt N)` is non-increasing in `L` across the trained
-    depths, and at the deepest net (whose middle representation must have affine dimension
-    `k`, Cor 8's hypothesis) it is below `1 / cor8_factor` times the same median of that
-    net at its initialization (the trend alone is not asserted: it can hold on untrained
-    nets too, lab notes)."""
+    """Cor 8 (001 App. B Cor 17), what it predicts that can fail: the middle median of
+    `s_(k+1)(a~_l / sqrt N)` non-increasing in `L`, and at the deepest net (affine dimension
+    `k`) below `1 / cor8_factor` times its own initialization's (lab notes `fcnn.md`)."""
     done, facts = by_depth(pts), cor8_facts(cfg, pts)
     top = facts["top"]
     factor = "" if cfg.cor8_factor == 1 else f"{1 / cfg.cor8_factor:g} x "
@@ -240,9 +213,7 @@ def cor8(cfg: Config, pts: Points) -> Outcome:
             f"{top['middle_affine_rank']:g}, not {cfg.k} (affine dimensions: {facts['ranks']})"
         )
         return unmeasured(why, expected, **facts)
-    med = np.array([r.scalars["cor8_middle_median"] for r in done])
-    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
-    finite = bool(np.all(np.isfinite(med)) and np.all(np.isfinite(rand)) and np.all(med > 0))
+    med, _, finite = _medians(done)
     ratio = float(top["cor8_middle_median"] / top["cor8_middle_median_init"])
     # relative drop per step (med > 0 where finite)
     falls = [(a - b) / a for a, b in zip(med[:-1], med[1:])] if finite else [math.nan]
@@ -270,9 +241,7 @@ def cor8_slope(cfg: Config, pts: Points) -> Outcome:
     """Log-log slope in `L` of the trained middle medians (and of the untrained ones)."""
     done = by_depth(pts)
     logs = np.log([r.scalars["depth"] for r in done])
-    med = np.array([r.scalars["cor8_middle_median"] for r in done])
-    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
-    finite = bool(np.all(np.isfinite(med)) and np.all(np.isfinite(rand)) and np.all(med > 0))
+    med, rand, finite = _medians(done)
     if not (finite and len(done) > 1):
         return reported(math.nan, slope0=math.nan)
     slope0 = float(scipy.stats.linregress(logs, np.log(rand)).slope)
@@ -388,7 +357,7 @@ CLAIMS = [
         "times eta, mean over {cfg.orbit_steps} further GD steps (the edge-of-stability "
         "oscillation), largest over depths (mean +- half range per depth: {orbit}); "
         "GD can only settle at <= {cfg.ntk_factor:g}, which an untrained net meets too",
-        NTK,  # reported: vacuous as a bound, an untrained net reads 0.321 (lab notes vacuity.md)
+        NTK,
         ntk_stability,
         source="001 §4",
     ),
@@ -404,18 +373,9 @@ CLAIMS = [
 PRESETS = {
     # Seconds: two shallow depths, a handful of random nets, a few steps (_common).
     "smoke": {**SMOKE, "depths": (3, 4), "n_random": 3, "n_points": 4},
-    # The spec's quick preset (N = 128, width 48, L in {6, 10, 16}, 3 x 34 random nets)
-    # with the schedule of `fcnn/rank-vs-depth`'s quick preset (Adam, L-BFGS,
-    # float64: He init + Adam/GD leaves middle ranks ~15-40, and Cor 8 needs rank 2; at
-    # He x 0.5 the L = 16 net collapses to zero), then GD at eta = 0.1/L WITHOUT halving:
-    # after L-BFGS the net sits in a sharp minimum, and a halving GD only shrinks its own
-    # step there (measured lambda_max eta = 1.16, 1.55, 2.28 with halving); at a fixed
-    # step GD leaves it for a flatter one at the edge of stability. `lr_per_depth`
-    # divides every phase by L: Adam 0.01/L, L-BFGS initial step 1/L (its line search
-    # extrapolates), GD 0.1/L.
+    # The spec's quick sizes; Adam, L-BFGS (float64), then GD at eta = 0.1/L without
+    # halving (reasons: docs/lab-notes/fcnn.md).
     "quick": {
-        # He x 0.85: at 0.7 GD's catapult out of the sharp L-BFGS minimum left seed 1's
-        # L = 16 net at the zero output (train cost 0.995)
         "model.init_scale": 0.85,
         "train.dtype": "float64",
         "train.phases": (

@@ -33,7 +33,9 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.experiments.fcnn._common import QUICK, SMOKE, LatentConfig
 from bottlenecklab.measure import (
+    collapse_margin,
     costs,
+    largest_depth_share,
     layer_ranks,
     middle_rank,
     rank_depth_correlation,
@@ -47,21 +49,15 @@ class Config(LatentConfig):
     """Fig 1 at our paper-scale sizes (`LatentConfig`).
 
     Args:
-        depths: the depths `L` of the grid; seeds: the seeds of the grid (data and init).
+        depths, seeds: the grid (depths `L`; data and init seeds).
         fit_threshold: a network fits when its final train cost is below this.
-        spearman_max: the Spearman correlation of middle rank with depth (fitting runs)
-            must be at most this.
+        spearman_max: bound on the Spearman correlation of middle rank with depth.
         slope_tolerance: relative tolerance of a rank group's slope against its rank.
-        min_group_depths, min_group_span: a rank group is tested when it has at least
-            this many distinct depths spanning at least this many layers.
-        count_variation: in a tested group, the number of layers with `r_l != rank` may
-            vary by at most this (only the middle grows, Fig 1b).
-        assert_collapse: `collapse-above` asserted (a grid that reaches the depths where
-            training fails); False: reported, for a grid cut to the depths that certify,
-            where every net fits and the claim could not fail.
-        certify: the convergence certificate of every claim (spec `convergence.md`):
-            threshold 1e-2 (the spec's default); the earlier state of value stability is
-            the start of the last phase, a short L-BFGS extension (it may stop early).
+        min_group_depths, min_group_span: a rank group is tested with at least this many
+            distinct depths spanning at least this many layers.
+        count_variation: bound on the spread of a tested group's off-rank layer count.
+        assert_collapse: `collapse-above` asserted (True) or reported.
+        certify: the convergence certificate of every claim.
     """
 
     depths: tuple[int, ...] = (3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32)
@@ -128,11 +124,8 @@ def k_star_reached(cfg: Config, pts: Points) -> Outcome:
     """The largest share, over depths, of seeds (every finished run of that depth) whose
     network fits with middle rank `k*`."""
     k = int(pts.last.scalars["k_star"])
-    share = 0.0
-    for L in sorted({p.scalars["depth"] for p in pts}):
-        at = [p for p in pts if p.scalars["depth"] == L]
-        hit = [p for p in at if fits(cfg, p) and int(p.scalars["middle_rank"]) == k]
-        share = max(share, len(hit) / len(at))
+    hits = [fits(cfg, p) and int(p.scalars["middle_rank"]) == k for p in pts]
+    share = largest_depth_share(pts.values("depth"), hits)
     return judged(cfg, pts, at_least(share, 0.5 + STRICT), k=k)
 
 
@@ -177,14 +170,7 @@ def only_middle_grows(cfg: Config, pts: Points) -> Outcome:
 def collapse_above(cfg: Config, pts: Points) -> Outcome:
     """The smallest non-fitting depth minus the largest depth where every seed fits;
     reported on a grid cut to the depths that certify (`Config.assert_collapse`)."""
-    all_fit = [
-        L
-        for L in {p.scalars["depth"] for p in pts}
-        if all(fits(cfg, p) for p in pts if p.scalars["depth"] == L)
-    ]
-    top = max(all_fit) if all_fit else math.nan
-    collapse = min((p.scalars["depth"] for p in pts if not fits(cfg, p)), default=math.inf)
-    margin = collapse - top if all_fit else math.nan
+    collapse, top, margin = collapse_margin(pts.values("depth"), [fits(cfg, p) for p in pts])
     facts = {"collapse": collapse, "top": top, "cut": ""}
     if not cfg.assert_collapse:
         facts["cut"] = (
@@ -217,9 +203,7 @@ CLAIMS = [
         "slope-is-rank",
         "each middle-rank group with >= {cfg.min_group_depths} depths spanning >= "
         "{cfg.min_group_span:g} layers: |slope - rank| / rank, worst group ({groups})",
-        # slope within +-25 % of the rank k (a window of 2 x 0.25 k in slope units) over
-        # >= 6 layers: a norm change of window / 4 moves a slope by a quarter of it
-        Reads(
+        Reads(  # the slope window 2 x 0.25 k over >= 6 layers, in norm units
             ("norm_sq",),
             window=2 * BASE.slope_tolerance * BASE.task.k_star * BASE.min_group_span,
         ),
@@ -251,9 +235,7 @@ PRESETS = {
         "seeds": (0, 1),
         "train.checkpoint_every": 20,
     },
-    # The certified recipe (_common). The grid is cut to the depths that certify on a
-    # 2-core budget (lab notes `fcnn.md`, 2026-11-28; spec, fourth review): `collapse-above`
-    # is reported; the full range stays in the paper preset.
+    # The certified recipe (_common), cut to the depths that certify (lab notes `fcnn.md`).
     "quick": {**QUICK, "depths": (4, 6, 8, 10, 12), "seeds": (0, 1, 2), "assert_collapse": False},
     "paper": {},  # our paper-scale choice (paper 001 gives no sizes): the base config
 }

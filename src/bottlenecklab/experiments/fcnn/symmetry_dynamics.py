@@ -37,20 +37,16 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.measure import (
-    centred_rank,
     costs,
-    curve_distances,
+    crossing_counts,
+    gap_rank_rows,
     invariant_coordinates,
-    knn_r2,
-    largest_gap,
     layer_distance_map,
-    path_crossings,
-    pca_states,
+    layer_state_r2,
     random_projection_crossings,
     regularized_loss,
-    representation_jacobian_ranks,
     rotation_ratio,
-    state_bijection_r2,
+    step_r2,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset, SymmetryDynamicsConfig, gd_path
@@ -59,31 +55,20 @@ from bottlenecklab.training import PhaseConfig, TrainConfig
 
 @dataclass(frozen=True)
 class Config:
-    """Paper 001 Fig 2 at a paper-like size (`L = 25`, width 100); the quick preset uses
-    the spec's smaller sizes.
+    """Paper 001 Fig 2 at a paper-like size (`L = 25`, width 100).
 
     Args:
-        seeds: the seeds of the grid (data, `w`, `E` and init); `middle-gap-at-2` needs
-            the lowest-regularized-loss seed and a majority of them, the other asserted
-            claims every seed.
-        gap_rank: the expected position `i` of the largest gap; min_gap: its size.
+        seeds: the grid's seeds (data, `w`, `E`, init).
+        gap_rank, min_gap: the expected position `i` of the largest gap and its size.
         pca_fraction: `l = ceil(pca_fraction * L)` for the 2-D state (paper: 6/25).
-        n_paths: test paths (state metric, crossings, rotation ratios).
-        knn: neighbours of the held-out k-NN R^2.
-        min_state_r2: the layer's 2-D state and `u` determine each other: the smallest
-            of the four held-out R^2 at least this (the untrained net must stay below).
-        apart: two test paths follow different dynamics when their exact `u`-curves are
-            more than this many standard deviations apart (`measure.curve_distances`).
-        crossing_ratio: bound on the trained net's crossings between such paths over the
-            untrained net's.
-        n_random: random 2-D projections of `v(t)` of the reported raw baseline.
+        n_paths: test paths; knn: neighbours of the held-out k-NN R^2.
+        min_state_r2: bound on the smallest state metric (the untrained net stays below).
+        apart: `u`-curves this many sd apart follow different dynamics.
+        crossing_ratio: bound on far crossings, trained over untrained.
+        n_random: random 2-D projections of the raw baseline.
         rotation_bound: bound on the median rotation ratio.
-        map_height, map_resolution: the layer-2 heat map (plane `height * w + w^perp`,
-            radius `task.r_max`).
-        certify: the convergence certificate (spec `convergence.md`): threshold 1e-2 (the
-            spec's default); the earlier state halfway through the last phase (with
-            `log_every = 500` a row lands there; at 0.75 the first row after it was the
-            end itself, which made value stability vacuous).
+        map_height, map_resolution: the layer-2 heat map.
+        certify: the convergence certificate (earlier state: mid last phase).
     """
 
     task: SymmetryDynamicsConfig = SymmetryDynamicsConfig()
@@ -117,124 +102,77 @@ BASE = Config()  # its tolerances are the claims' windows
 COUNT_STEP = 1.0  # the window of a count of layers: it may not change at all
 
 
-def _state_metrics(
-    model: torch.nn.Module, layer: int, fit: np.ndarray, test: np.ndarray, u_fit, u_test, k: int
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """The state metric at `layer` (`state_bijection_r2`) and the 2-D states themselves."""
-    z_fit, z_test = pca_states(model, layer, fit, test)  # [M, T+1, 2], [P, T+1, 2]
-    r2 = state_bijection_r2(
-        z_fit.reshape(-1, 2), u_fit.reshape(-1, 2), z_test.reshape(-1, 2), u_test.reshape(-1, 2), k
-    )
-    return r2, z_fit, z_test
-
-
 def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """Per-layer gaps and state metric (trained and untrained; table `layers`, spectra),
-    the 2-D state at `l = ceil(0.24 L)`, crossings, rotation ratios, heat map."""
+    """Per-layer gaps, ranks and state metric (trained and untrained; table `layers`,
+    spectra), the 2-D state at `l = ceil(0.24 L)`, crossings, rotation ratios, heat map."""
     L = model.depth
     scalars = costs(model, data)
     scalars["relative_train_cost"] = scalars["train_cost"] / float(data.y_train.var(axis=0).sum())
-    # the regularized training loss C + lam ||theta||^2 (which seed is the lowest)
     scalars["reg_loss"] = regularized_loss(
         model, data.x_train, data.y_train, cfg.train.lam, cfg.train.cost
     )["loss"]
-    # per layer: 001's rank (of d a~_l / dx, median over the training inputs) and the
-    # affine dimension of the pre-activations a~_l(X) (centred rank, spec Decision)
-    jac_ranks = np.median(representation_jacobian_ranks(model, data.x_train), axis=1)  # [L]
-    with torch.no_grad():
-        pre, _ = model.forward_path(torch.as_tensor(data.x_train, dtype=model.weights[0].dtype))
-    centred = [centred_rank(z) for z in pre]
-    # the same network at its initialization (run_point's seed and dtype)
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
-    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
-    w, E = np.array(data.info["w"]), np.array(data.info["E"])
-    eta, T = data.info["eta"], data.info["steps"]
-    fit = gd_path(data.x_train, w, E, eta, T)  # [M, T+1, d]: PCA and k-NN are fitted here
+    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)  # untrained
+    w, E, eta, T = (data.info[k] for k in ("w", "E", "eta", "steps"))
+    w = np.array(w)
+    fit = gd_path(data.x_train, w, np.array(E), eta, T)  # [M, T+1, d]: PCA, k-NN fitted
     V = data.x_test[: cfg.n_paths]
-    test = gd_path(V, w, E, eta, T)  # [P, T+1, d]: evaluated here
-    u_fit, u_test = invariant_coordinates(fit, w), invariant_coordinates(test, w)
+    test = gd_path(V, w, np.array(E), eta, T)  # [P, T+1, d]: evaluated
+    u_test = invariant_coordinates(test, w)
     pca_layer = math.ceil(cfg.pca_fraction * L)
-    layers, spectra, states = [], [], {}
-    for l, W in enumerate(model.weights, start=1):
-        i, gap = largest_gap(W)
-        row = {
-            "layer": l,
-            "gap_index": i,
-            "gap": gap,
-            "jacobian_rank": float(jac_ranks[l - 1]),
-            "centred_rank": float(centred[l - 1]),
-        }
-        if l < L:  # alpha_l exists for l = 1..L-1
-            r2, z_fit, z_test = _state_metrics(model, l, fit, test, u_fit, u_test, cfg.knn)
-            r2_init, zi_fit, zi_test = _state_metrics(init, l, fit, test, u_fit, u_test, cfg.knn)
-            row.update({"state_r2": r2, "state_r2_init": r2_init})
-            if l == pca_layer:
-                states = {"trained": (z_fit, z_test), "init": (zi_fit, zi_test)}
-        layers.append(row)
-        s = torch.linalg.svdvals(W.detach().to(torch.float64))
-        spectra += [
-            {"layer": l, "matrix": "W", "index": k, "value": float(v)}
-            for k, v in enumerate(s, start=1)
-        ]
+    state_rows, states = layer_state_r2(
+        model, init, fit, test, invariant_coordinates(fit, w), u_test, cfg.knn, pca_layer
+    )
+    layers = [
+        row | (state_rows[l] if l < L - 1 else {})
+        for l, row in enumerate(gap_rank_rows(model, data.x_train))
+    ]
     middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
-    good = [r for r in middle if r["gap_index"] == cfg.gap_rank and r["gap"] >= cfg.min_gap]
+    good = [r for r in layers if r["gap_index"] == cfg.gap_rank and r["gap"] >= cfg.min_gap]
     scalars["middle_layers"] = float(len(middle))
-    scalars["middle_gap_layers"] = float(len(good))
+    scalars["middle_gap_layers"] = float(sum(r in middle for r in good))
     scalars["middle_jacobian_rank"] = max(r["jacobian_rank"] for r in middle)
     scalars["middle_centred_rank"] = max(r["centred_rank"] for r in middle)
     scalars["output_jacobian_rank"] = layers[-1]["jacobian_rank"]  # Rank Jf(x), median
     scalars["pca_layer"] = float(pca_layer)
-    at = layers[pca_layer - 1]
-    scalars["state_r2"], scalars["state_r2_init"] = at["state_r2"], at["state_r2_init"]
-    # crossings in the PCA plane between paths of different dynamics (u-curves apart)
-    apart = torch.as_tensor(curve_distances(u_test) > cfg.apart)
+    scalars["state_r2"] = layers[pca_layer - 1]["state_r2"]
+    scalars["state_r2_init"] = layers[pca_layer - 1]["state_r2_init"]
     (z_fit, z_test), (_, zi_test) = states["trained"], states["init"]
-    scalars["far_crossings"] = float(path_crossings(torch.as_tensor(z_test), apart))
-    scalars["far_crossings_init"] = float(path_crossings(torch.as_tensor(zi_test), apart))
-    # no crossings on the untrained net: nothing to compare with (the claim cannot pass)
-    base = scalars["far_crossings_init"]
-    scalars["far_crossing_ratio"] = scalars["far_crossings"] / base if base > 0 else math.nan
-    scalars["pca_crossings"] = float(path_crossings(torch.as_tensor(z_test)))
-    scalars["pca_crossings_init"] = float(path_crossings(torch.as_tensor(zi_test)))
-    scalars["u_crossings"] = float(path_crossings(torch.as_tensor(u_test)))
+    scalars |= crossing_counts(z_test, zi_test, u_test, cfg.apart)
     gen = torch.Generator().manual_seed(cfg.seed + 7)
     scalars["random_crossings"] = random_projection_crossings(test, gen, cfg.n_random)
-    # one-step self-consistency: z(t) -> z(t+1) - z(t), fitted on the training paths
-    step = knn_r2(
-        z_fit[:, :-1].reshape(-1, 2),
-        np.diff(z_fit, axis=1).reshape(-1, 2),
-        z_test[:, :-1].reshape(-1, 2),
-        np.diff(z_test, axis=1).reshape(-1, 2),
-        cfg.knn,
-    )
-    scalars["step_r2"] = float(np.min(step))
-    first = next(
-        (r["layer"] for r in layers if r["gap_index"] == cfg.gap_rank and r["gap"] >= cfg.min_gap),
-        None,
-    )
-    # alpha_l of the first gap layer: its weights W_l have the gap, alpha_l = sigma(W_l ...)
+    scalars["step_r2"] = step_r2(z_fit, z_test, cfg.knn)
+    first = good[0]["layer"] if good else None  # alpha_l of the first gap layer
     scalars["gap_layer"] = float(first) if first is not None else math.nan
-    if first is not None and first < L:
-        ratios = rotation_ratio(model, first, V, w, gen)
-        scalars["rotation_ratio"] = float(ratios.median())
-    else:
-        scalars["rotation_ratio"] = math.nan
+    ok = first is not None and first < L
+    scalars["rotation_ratio"] = (
+        float(rotation_ratio(model, first, V, w, gen).median()) if ok else math.nan
+    )
     scalars["rotation_ratio_layer2"] = float(rotation_ratio(model, 2, V, w, gen).median())
     coords, dist = layer_distance_map(
         model, 2, w, cfg.map_height, cfg.task.r_max, cfg.map_resolution, gen
     )
+    n, P = range(len(coords)), range(z_test.shape[0])
     heat = [
         {"a": float(coords[i]), "b": float(coords[j]), "distance": float(dist[i, j])}
-        for i in range(len(coords))
-        for j in range(len(coords))
+        for i in n
+        for j in n
     ]
     pca = [
         {"path": p, "t": t, "x": float(z_test[p, t, 0]), "y": float(z_test[p, t, 1])}
-        for p in range(z_test.shape[0])
+        for p in P
         for t in range(z_test.shape[1])
     ]
-    tables = {"heat_map": heat, "pca_paths": pca}
-    return Measurement(scalars=scalars, layers=layers, spectra=spectra, tables=tables)
+    return Measurement(
+        scalars=scalars,
+        layers=layers,
+        spectra=[
+            {"layer": l, "matrix": "W", "index": k, "value": float(v)}
+            for l, W in enumerate(model.weights, start=1)
+            for k, v in enumerate(torch.linalg.svdvals(W.detach().to(torch.float64)), start=1)
+        ],
+        tables={"heat_map": heat, "pca_paths": pca},
+    )
 
 
 def lowest_loss(pts: Points) -> PointResult:
@@ -425,13 +363,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": ({"optimizer": "adam", "steps": 20, "lr": 1e-3},),
         "train.log_every": 10,
     },
-    # The spec's quick sizes: L = 12, width 64, Adam 5000 (cosine); lam = 5e-3, not the
-    # spec's 5e-4: at 5e-4 the weight decay had not yet pruned anything after 6000 steps
-    # (every W_l kept ~50-63 singular values above 1e-3 s_1, no layer had its gap at
-    # i = 2), at 5e-3 the middle-third layers have it. Float64 L-BFGS and Newton instead
-    # of the spec's GD 1000: after GD the net was far from critical (certificate 0.352;
-    # L-BFGS lowers the loss a further 13 %); now 0.033, not yet 1e-2 (numbers:
-    # docs/lab-notes/fcnn.md).
+    # The spec's quick sizes at lam = 5e-3; float64 L-BFGS, Newton and a smoothed
+    # continuation to a critical point (reasons: docs/lab-notes/fcnn.md).
     "quick": {
         "model.depth": 12,
         "model.width": 64,
@@ -439,9 +372,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.dtype": "float64",  # the certificate and Newton need float64
         "train.phases": (
             {"optimizer": "adam", "steps": 5000, "lr": 1e-3, "schedule": "cosine"},  # fit
-            {"optimizer": "lbfgs", "steps": 2000, "lr": 1.0},  # weight decay keeps pruning
-            # L-BFGS and Newton stop at the kinks (lab notes `fcnn.md`): a continuation on
-            # softplus-smoothed ReLUs walks on to the kinked optimum (lab notes)
+            {"optimizer": "lbfgs", "steps": 2000, "lr": 1.0},
             *(
                 {"optimizer": "trust_region", "steps": 40, "lr": 1.0, "smooth": beta}
                 for beta in (1e3, 1e4, 1e5, 1e6, 1e7)
@@ -449,9 +380,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},  # exact: the net measured
         ),
         "train.log_every": 25,  # a logged row at the last phase's midpoint (earlier state)
-        # the kink band must hold the last smoothing's transition band (|z| < 4.6 / beta):
-        # 1e-5 x rms(z) does at beta = 1e7, 1e-6 x rms(z) does not (lab notes)
-        "certify.tau": 1e-5,
+        "certify.tau": 1e-5,  # the kink band holds the last smoothing's transition band
     },
     "paper": {},
 }

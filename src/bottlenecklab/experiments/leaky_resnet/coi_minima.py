@@ -26,6 +26,7 @@ from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Measurement, 
 from bottlenecklab.theory import (
     coi_lower_bound_sweep,
     coi_minima,
+    coi_minima_summary,
     cost_of_identity,
     minimize_cost_of_identity,
 )
@@ -36,8 +37,7 @@ class Config:
     """Random matrices for Prop 1 and random starts for Prop 2.
 
     Args:
-        n_matrices: random matrices per kind; max_n: largest sample count `N` (the width
-            `w` is drawn in `[N, 2N]` so that the COI is generically finite).
+        n_matrices: random matrices per kind; max_n: largest sample count `N`.
         finite_tol: `coi_residual` below which the `gamma = 0` COI counts as finite.
         bound_tol: numerical slack of Prop 1 (`COI >= stable rank - bound_tol`).
         rank_rel: relative singular-value cut-off of the rank of the random matrices.
@@ -96,15 +96,7 @@ def measure(
         minimize=minimize,
         coi=coi,
     )
-    finite = [r for r in prop1 if r["finite"]]
-    scalars = {
-        "prop1_total": float(len(prop1)),
-        "prop1_finite": float(len(finite)),
-        "prop1_min_gap": min((r["coi"] - r["stable_rank"] for r in finite), default=math.nan),
-        "prop2_max_negative_mass": max((r["negative_mass"] for r in ends), default=math.nan),
-        "prop2_max_rank_error": max((abs(r["coi"] - r["rank"]) for r in ends), default=math.nan),
-        "prop2_mean_rank": sum(r["rank"] for r in ends) / max(1, len(ends)),
-    }
+    scalars = coi_minima_summary(prop1, ends)
     return Measurement(
         scalars=scalars, tables={"prop1": prop1, "coi_minima": ends, "coi_history": history}
     )

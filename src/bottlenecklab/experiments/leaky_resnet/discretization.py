@@ -48,21 +48,14 @@ class Config(PaperConfig):
     on a `[30, 6, 3, 30]` residual teacher.
 
     Args:
-        depths: numbers of layers `L` of the sweep; schedules: the layer-step schemes.
+        depths, schedules: the sweep's numbers of layers `L` and layer-step schemes.
         win_fraction: fraction of depths at which adaptive must be at most equidistant.
-        error_slack: relative slack of that comparison (`adaptive < (1 + slack) equidistant`).
-        middle_ratio: mean middle-third step / mean outer-thirds step (adaptive) must
-            exceed this.
-        overhead_bound: bound on the adaptive update's extra training time, asserted by
-            `make bench` only (the paper reports about 2 %; 3 % leaves room for timing
-            noise, not for a slow update).
-        aa_limit: the bench's A/A control: when the two fixed-step arms' medians differ by
-            more than this, the overhead is `not-measured`.
-        load_limit: the bench's quiet machine: the 1-minute load average less its own
-            thread, per core, at most this (else `not-measured`).
-        n_paths: samples whose paths are kept for the PCA figure.
-        timing_repeats: timed blocks per arm (adaptive and the two fixed-step A/A arms,
-            in rotating order; medians taken).
+        error_slack: relative slack of that comparison.
+        middle_ratio: bound on the adaptive mean middle-third over outer-thirds step.
+        overhead_bound, aa_limit, load_limit: the adaptive update's time overhead bound,
+            its A/A control and quiet-machine limit (`make bench` only).
+        n_paths: samples kept for the PCA figure.
+        timing_repeats: timed blocks per arm (medians taken).
     """
 
     task: TeacherConfig = TeacherConfig(
@@ -177,7 +170,6 @@ CLAIMS = [
         "adaptive-beats-equidistant",
         "number of depths L (of {n}) where the adaptive test error is below the "
         "equidistant one{slack}: strictly more than half ({pairs})",
-        # adaptive vs equidistant test errors differ by ~1e-2 at a depth (lab notes)
         Reads(("test_error",), window=0.02),
         beats,
         partial=True,  # the depths with both networks
@@ -221,11 +213,7 @@ PRESETS = {
         "timing_repeats": 3,
         "n_paths": 5,
     },
-    # Minutes on 2 cores: N = 500, w = 30, four depths, Adam (cosine) then L-BFGS in float64
-    # (the flagship's recipe, spec "Numerical notes"). lambda = 0.05: at N = 500 it gave a
-    # lower test error than 0.01 (0.47 vs 0.54 at L = 10, equidistant; N = 200 overfits,
-    # test error 0.67). 3000 L-BFGS steps: with 300 the networks were far from a critical
-    # point (median residuals 0.31-1.09), which the convergence gate rejects.
+    # Minutes: N = 500, w = 30, four depths; Adam, L-BFGS, Newton in float64 (lab notes).
     "quick": {
         "task.n_train": 500,
         "task.n_test": 500,
@@ -236,14 +224,11 @@ PRESETS = {
         "train.phases": (
             {"optimizer": "adam", "steps": 800, "lr": 3e-3, "schedule": "cosine"},
             {"optimizer": "lbfgs", "steps": 3000, "lr": 1.0},
-            # L-BFGS alone stalls at stationarity 0.31-0.34 (lab notes); Newton as in the
-            # flagship converges where L-BFGS stalls
             {"optimizer": "newton", "steps": 200, "lr": 1.0},
         ),
         "train.log_every": 100,
         "train.checkpoint_every": 500,
     },
-    # The paper's sizes and schedule (App. B): the base config.
     "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }
 

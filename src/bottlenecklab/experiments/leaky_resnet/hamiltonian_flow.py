@@ -37,13 +37,13 @@ from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.theory import (
     Field,
     Weights,
-    drift_refinement,
+    drift_ratios,
     generic_start,
-    hamiltonian,
     kink_free_start,
     lifted_inputs,
     output_scaled_path,
     random_linear_weights,
+    refinement_study,
     stretch_range,
     symmetry_errors,
     vector_field,
@@ -57,20 +57,15 @@ class Config:
     """Shooting and symmetry checks at the paper's sizes (App. B: `N = 1000`, `w = 200`).
 
     Args:
-        task: the inputs `X` (only `x_train` is used); width: `w`; leak: `L~`.
-        offset: added to `relu(X Pin^T)` for the kink-free start.
-        b_smooth: scale of the non-negative initial momentum of the kink-free path.
-        b_kinked: scale of the Gaussian initial momentum of the generic path.
-        steps_smooth, steps_kinked: RK4 step counts (each doubles the previous).
-        order_lo, order_hi: accepted drift ratio per doubling on the kink-free path: every
-            ratio `>= order_lo`, the last in `[order_lo, order_hi]` (RK4: 16).
-        slope_lo, slope_hi: accepted log-log slope of the generic path's drift against the
-            step `h` (first order: 1).
-        drift_bound: bound on the drift of the generic path at its finest step.
-        steps_located: grid steps of the generic path integrated with its crossings
-            located (`theory.hamiltonian_flow_located`); located_bound: bound on its drift.
-        stretch, shift: `c` of the integration-range and output-scaling symmetries.
-        ode_steps: RK4 steps of the symmetry checks; symmetry_tol: relative error bound.
+        task: the inputs `X` (`x_train`); width: `w`; leak: `L~`.
+        offset, b_smooth: the kink-free start (`relu(X Pin^T) + offset`, momentum scale).
+        b_kinked: momentum scale of the generic path.
+        steps_smooth, steps_kinked, steps_located: RK4 step counts (doubling; located).
+        order_lo, order_hi: the kink-free drift ratio per doubling (RK4: 16).
+        slope_lo, slope_hi: the generic path's log-log drift slope in `h` (first order).
+        drift_bound, located_bound: drift bounds, fixed steps (finest) and located.
+        stretch, shift: `c` of the range and output-scaling symmetries.
+        ode_steps, symmetry_tol: RK4 steps and relative error bound of the symmetries.
     """
 
     task: TeacherConfig = TeacherConfig(dims=(20, 5, 20), n_train=1000, n_test=1)
@@ -113,30 +108,14 @@ def measure(
     )
     A0 = lifted_inputs(torch.as_tensor(data_.x_train), net.pin.detach())  # [N, w]
     gen = torch.Generator().manual_seed(cfg.seed + 2)
+    smooth = kink_free_start(A0, gen, offset=cfg.offset, scale=cfg.b_smooth)
+    kinked = generic_start(A0, gen, scale=cfg.b_kinked)
     starts = {
-        "smooth": (
-            kink_free_start(A0, gen, offset=cfg.offset, scale=cfg.b_smooth),
-            cfg.steps_smooth,
-        ),
-        "kinked": (generic_start(A0, gen, scale=cfg.b_kinked), cfg.steps_kinked),
+        "smooth": (*smooth, cfg.steps_smooth, False),
+        "kinked": (*kinked, cfg.steps_kinked, False),
+        "located": (*kinked, (cfg.steps_located,), True),
     }
-    starts["located"] = (starts["kinked"][0], (cfg.steps_located,))
-    scalars: dict[str, float] = {}
-    refinement: list[dict[str, Any]] = []
-    series: list[dict[str, Any]] = []
-    for path, ((A, B), steps) in starts.items():
-        summary, drift = drift_refinement(
-            A, B, cfg.leak, steps, field=field, locate_kinks=path == "located"
-        )
-        refinement.extend({"path": path, **row} for row in summary)
-        series.extend({"path": path, **row} for row in drift)
-        scalars[f"H0_{path}"] = float(hamiltonian(A, B, cfg.leak))
-        for row in summary:
-            scalars[f"drift_{path}_{row['steps']}"] = row["drift"]
-        scalars[f"crossings_{path}"] = float(summary[-1]["crossings"])
-        last = summary[-2:]
-        if len(last) == 2:
-            scalars[f"order_ratio_{path}"] = last[0]["drift"] / last[-1]["drift"]
+    scalars, refinement, series = refinement_study(starts, cfg.leak, field=field)
     Wa, Wb = random_linear_weights(A0.shape[1], gen)
     scalars.update(
         symmetry_errors(
@@ -159,11 +138,6 @@ def _path(result: PointResult, path: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["steps"])
 
 
-def _ratios(rows: list[dict[str, Any]]) -> list[float]:
-    """Drift at each step count over the drift at the next (doubled) one."""
-    return [a["drift"] / b["drift"] if b["drift"] > 0 else math.inf for a, b in zip(rows, rows[1:])]
-
-
 Rows = list[dict[str, Any]]
 
 
@@ -183,8 +157,8 @@ def _refined(check: Callable[[Config, Rows, Rows], Outcome]) -> Callable[[Config
             kn=fmt(f"{row['drift']:.2e}" for row in kinked),
             crossed=sum(row["crossings"] for row in smooth),
             crossings=fmt(str(c) for c in sorted({int(row["crossings"]) for row in kinked})),
-            ratios=fmt(f"{x:.1f}" for x in _ratios(smooth)),
-            halving=fmt(f"{1 / x:.2f}" if x > 0 else "inf" for x in _ratios(kinked)),
+            ratios=fmt(f"{x:.1f}" for x in drift_ratios(smooth)),
+            halving=fmt(f"{1 / x:.2f}" if x > 0 else "inf" for x in drift_ratios(kinked)),
             fine=kinked[-1]["steps"],
         )
 
@@ -194,7 +168,7 @@ def _refined(check: Callable[[Config, Rows, Rows], Outcome]) -> Callable[[Config
 def _kink_free_ratios(smooth: Rows) -> list[float]:
     """The drift ratios per doubling; nan when the path crossed a kink or a ratio is not
     finite (a kink-free claim on a path that crossed a kink is not measured)."""
-    ratios = _ratios(smooth)
+    ratios = drift_ratios(smooth)
     ok = sum(row["crossings"] for row in smooth) == 0 and all(map(math.isfinite, ratios))
     return ratios if ok else [math.nan]
 
@@ -305,7 +279,7 @@ PRESETS = {
         "steps_located": 10,
         "ode_steps": 50,
     },
-    # Seconds on 2 cores: N = 100, w = 30; step counts where RK4 is in its asymptotic regime.
+    # Seconds: N = 100, w = 30, RK4 in its asymptotic regime.
     "quick": {"task.n_train": 100, "width": 30},
     # The paper's sizes (App. B): the base config.
     "paper": {},

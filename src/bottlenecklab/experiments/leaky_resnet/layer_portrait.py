@@ -38,6 +38,7 @@ from bottlenecklab.experiments.leaky_resnet._common import (
     layer_measurement,
     region,
 )
+from bottlenecklab.measure import gap_at
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,7 @@ def measure(model, data, cfg: Config) -> Measurement:
     k = data.k_star
     mid, ends = region(table, 1 / 3, 2 / 3), ~region(table, 1 / 6, 5 / 6)  # of A_{l-1}
     mid_out = region(table, 1 / 3, 2 / 3, at="p")  # of A_l and W_l
-    sv: dict[int, dict[int, float]] = {}
-    for s in table.spectra:
-        if s["matrix"] == "W":
-            sv.setdefault(int(s["layer"]), {})[int(s["index"])] = float(s["value"])
-    gaps = np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
+    gaps = gap_at(table.spectra, k)  # [L] s_k*/s_(k*+1) of W_l
     kin = table.column("kinetic")
     leak = float(model.leak)
     scalars["gap_middle_median"] = (
@@ -115,7 +112,7 @@ CLAIMS = [
         Reads(("spread_ratio",), window=BASE.spread_ratio),
         lambda cfg, pts: _at_top(pts, "spread_ratio", at_most, cfg.spread_ratio),
     ),
-    ClaimSpec(  # vacuous as a bound: the untrained fixed-point start reads 0.0052
+    ClaimSpec(  # vacuous as a bound (lab notes)
         "kinetic-middle",
         AT + "mean kinetic energy in the middle third over that at the ends (the spec's "
         "bound {cfg.kinetic_ratio:g} holds on the untrained net too: reported)",
@@ -136,7 +133,7 @@ CLAIMS = [
         ),
         source="000 §2.1",
     ),
-    ClaimSpec(  # vacuous as a bound: the untrained fixed-point start reads 4.9e-4
+    ClaimSpec(  # vacuous as a bound (lab notes)
         "non-negative",
         AT + "largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle third "
         "(the spec's bound {cfg.negative_bound:g} holds on the untrained net too: reported)",
@@ -148,8 +145,7 @@ CLAIMS = [
 
 PRESETS = {
     "smoke": {**SMOKE, "model.depth": 6, "leaks": (2.0,)},  # one leak, adaptive steps
-    # The flagship's quick point at its largest L~ = 24 (`hamiltonian-vs-depth`), where
-    # the bottleneck is clearest, with its recipe, which certifies.
+    # The flagship's quick point at its largest L~ = 24, where the bottleneck is clearest.
     "quick": {**QUICK, "model.depth": 30, "leaks": (24.0,)},  # rho L~ = 0.8
     "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }

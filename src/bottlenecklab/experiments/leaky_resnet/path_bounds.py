@@ -46,6 +46,7 @@ from bottlenecklab.measure import (
     momentum_bounds,
     ridge_layers,
     speed_window,
+    speed_window_columns,
 )
 
 LEAK = "model.leak"
@@ -57,18 +58,11 @@ class Config(PaperConfig):
 
     Args:
         leaks: effective depths `L~` of the sweep.
-        max_exponent: "bounded as L~ grows" (`max||B||`, `max||B^T S||`) means a log-log
-            slope against `L~` of at most this (a quantity growing like `sqrt(L~)` has
-            slope 1/2 and fails; a bounded one has slope <= 0 asymptotically; 1/4 is the
-            midpoint).
-        sublinear_exponent: the path length is sublinear (spec decision): `l_gamma / L~`
-            strictly decreasing over the sweep and log-log slope of `l_gamma` at most this
-            (Thm 4's error term `(l_gamma/L~ + gamma c)^2` then decays like `1/L~`).
-        constant_exponent: the paper's "relatively constant" path length (Fig 3, App B:
-            the plain length `sum rho_l ||V_l||_F`): log-log slope at most this.
-        rho_leak: a fixed `rho L~` for the sweep (equidistant steps; spec: discretization
-            confounds `L~` at fixed `L`): each point's depth is then
-            `round(L~ / rho_leak)`, replacing `model.depth`; `None` keeps `model.depth`.
+        max_exponent: "bounded as L~ grows": log-log slope against `L~` at most this.
+        sublinear_exponent: `l_gamma / L~` strictly decreasing and slope at most this.
+        constant_exponent: "relatively constant" plain path length: slope at most this.
+        rho_leak: a fixed `rho L~` (each point's depth `round(L~ / rho_leak)`); `None`
+            keeps `model.depth`.
     """
 
     leaks: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0, 16.0)
@@ -78,8 +72,7 @@ class Config(PaperConfig):
     rho_leak: float | None = None
 
     def __post_init__(self) -> None:
-        # Every override (`model.leak` of a grid point included) rebuilds the config, so
-        # the depth follows the leak here.
+        # every override (a grid point's `model.leak` too) rebuilds the config
         if self.rho_leak is not None:
             if not self.rho_leak > 0:
                 raise ValueError(f"rho_leak must be > 0, got {self.rho_leak}")
@@ -108,16 +101,7 @@ def measure(model, data, cfg: Config) -> Measurement:
         hamiltonian_bounds_constant_gamma(model, X, Y, cfg.train.lam, 1.0 / leak, layers=ridge)
     )
     own, one = speed_window(table, leak), ridge.window(leak)
-    rows = [
-        row
-        | {
-            "thm4_arg": float(own.arg[i]),
-            "thm4_used": float(own.used[i]),
-            "thm4_arg_const": float(one.arg[i]),
-            "thm4_used_const": float(one.used[i]),
-        }
-        for i, row in enumerate(table.rows)
-    ]
+    rows = speed_window_columns(table.rows, {"": own, "_const": one})
     scalars["rho_leak_max"] = float(table.column("rho").max() * leak)
     scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())
     return Measurement(scalars=scalars, layers=rows, spectra=table.spectra)
@@ -195,12 +179,7 @@ def metric_slopes(cfg: Config, pts: Points) -> Outcome:
     return reported(const).with_facts(const=const, own=_slope(pts, "path_length"))
 
 
-# A scalar's relative change r at one end of the sweep moves a log-log slope by at most
-# r / ln(L~max / L~min) (ln 4 at the quick sweep 6..24): a slope's tolerance window
-# `width` becomes a relative window `width * ln 4` on the scalars it is fitted to.
-_LN_RANGE = math.log(24.0 / 6.0)
-# The tolerance window, in rank units, of Thm 4 (1)'s middle term -(2/L~)H - min COI_gamma:
-# that of the flagship's coi-from-above (the same quantity).
+_LN_RANGE = math.log(24.0 / 6.0)  # a slope window w is a relative window w ln 4 (quick)
 MIDDLE = Reads(("thm4_middle",), window=0.25)
 THM4 = "000 Thm 4"
 SLOPE = "log-log slope against L~ (values {%s})"
@@ -291,7 +270,6 @@ CLAIMS = [
         "at gamma = 1/L~: the largest fraction of its window a layer uses, over layers, "
         "both ridges and the sweep (at most 1 where it holds; per L~ at gamma_l: "
         "{thm4_window_used_max}; at 1/L~: {thm4_window_used_max_const})",
-        # the fraction of its window a layer uses: the claim's scale is the window (0 to 1)
         Reads(("thm4_window_used_max", "thm4_window_used_max_const"), window=1.0),
         _sweep(per_layer),
         source=THM4,
@@ -332,10 +310,7 @@ CLAIMS = [
 
 PRESETS = {
     "smoke": {**SMOKE, "rho_leak": 1 / 3, "leaks": (1.0, 2.0)},  # depths 3, 6
-    # The flagship's quick recipe at L~ = 6, 12, 24 (a factor 4 in L~ for the slopes) at a
-    # fixed rho L~ = 0.4 (depths 15, 30, 60; the spec's fourth review: at a fixed depth 30
-    # the discretization, rho L~ = 0.2 to 0.8, changes with L~). L-BFGS alone, 8000
-    # steps, stalls above the certificate's threshold.
+    # The flagship's quick recipe at L~ = 6, 12, 24, fixed rho L~ = 0.4 (depths 15, 30, 60).
     "quick": {**QUICK, "rho_leak": 0.4, "leaks": (6.0, 12.0, 24.0)},
     "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
 }

@@ -37,16 +37,12 @@ from bottlenecklab.measure import (
     loglog_slope,
 )
 from bottlenecklab.theory import (
+    factorization_errors,
     identity_construction,
     linear_cost_expansion,
     linear_cost_remainder_constant,
-    linear_geodesic_grams,
-    linear_representation_cost,
-    non_lipschitz_excess,
-    non_lipschitz_norm_sq,
-    non_lipschitz_target,
-    non_lipschitz_weights,
-    optimal_linear_weights,
+    linear_cost_remainders,
+    non_lipschitz_table,
     relu_network,
 )
 
@@ -112,42 +108,16 @@ def _closed_forms(cfg: Config) -> tuple[dict[str, float], dict[str, list[dict]]]
     A = test_matrix(cfg)
     r0, r1, r2 = linear_cost_expansion(A)
     const = linear_cost_remainder_constant(A)
-    rows = []
-    for L in cfg.cost_depths:
-        cost = linear_representation_cost(A, L)
-        rows.append({"depth": L, "cost": cost, "remainder": cost - (L * r0 + r1 + r2 / L)})
+    rows = linear_cost_remainders(A, cfg.cost_depths)
     top = rows[-1]
-    # optimal factorization
-    L, rng = cfg.factorization_depth, np.random.default_rng(1)
-    X = rng.standard_normal((16, cfg.shape[1]))
-    Ws = optimal_linear_weights(A, L, cfg.factorization_width, seed=2)
-    prod, a, gram_err = Ws[0], X, 0.0
-    for W, G in zip(Ws[:-1], linear_geodesic_grams(A, X, L)):
-        a = a @ W.T
-        gram_err = max(gram_err, np.linalg.norm(a @ a.T - G) / np.linalg.norm(G))
-    for W in Ws[1:]:
-        prod = W @ prod
-    norm = sum(float(np.sum(W**2)) for W in Ws)
-    # Prop 12
+    X = np.random.default_rng(1).standard_normal((16, cfg.shape[1]))
+    fac = factorization_errors(A, X, cfg.factorization_depth, cfg.factorization_width, seed=2)
     c = identity_construction(
         cfg.prop12_k, cfg.prop12_d, cfg.prop12_depth, cfg.prop12_width, seed=3
     )
     Xo = c.sample(cfg.n_check, seed=4)
-    # Example 20
     Xc = np.random.default_rng(5).uniform(0, 1, (cfg.n_check, 3))
-    ex_rows = []
-    for Lx in cfg.example20_depths:
-        Wx = non_lipschitz_weights(Lx, cfg.gamma)
-        norm_sum = float(sum(np.sum(W**2) for W in Wx))
-        ex_rows.append(
-            {
-                "depth": Lx,
-                "excess": non_lipschitz_excess(Lx, cfg.gamma),
-                "norm_sum": norm_sum,
-                "norm_closed": non_lipschitz_norm_sq(Lx, cfg.gamma),
-                "f_error": float(np.abs(relu_network(Wx, Xc) - non_lipschitz_target(Xc)).max()),
-            }
-        )
+    ex_rows = non_lipschitz_table(cfg.example20_depths, cfg.gamma, Xc)
     scalars = {
         "R0": r0,
         "R1": r1,
@@ -157,9 +127,7 @@ def _closed_forms(cfg: Config) -> tuple[dict[str, float], dict[str, list[dict]]]
             [r["depth"] for r in rows], [abs(r["remainder"]) for r in rows]
         ),
         "remainder_constant_ratio": top["depth"] ** 2 * top["remainder"] / const,
-        "factorization_A_error": float(np.linalg.norm(prod - A) / np.linalg.norm(A)),
-        "factorization_norm_error": abs(norm / linear_representation_cost(A, L) - 1.0),
-        "factorization_gram_error": float(gram_err),
+        **{f"factorization_{k}_error": v for k, v in fac.items()},
         "prop12_norm_error": abs(c.norm_sq() - cfg.prop12_depth * cfg.prop12_k),
         "prop12_identity_error": float(np.abs(relu_network(c.weights, Xo) - Xo).max()),
         "example20_f_error": max(r["f_error"] for r in ex_rows),
@@ -311,8 +279,7 @@ PRESETS = {
         "example20_depths": (10, 100, 1000),
         "n_check": 20,
     },
-    # The spec's quick preset: X 64x6, teacher 5x6 with s = (3, 1.5, 0.4), width 8,
-    # L in {2, 4, 8}: the base config.
+    # The spec's quick preset (X 64x6, teacher s = (3, 1.5, 0.4), width 8): the base.
     "quick": {},
     # The same at more depths (the closed forms are already at paper scale).
     "paper": {"depths": (2, 3, 4, 6, 8, 12, 16)},

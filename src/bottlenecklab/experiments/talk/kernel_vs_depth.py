@@ -42,13 +42,9 @@ class Config:
     """The opening slides' comparison (the talk gives no sizes; these are the spec's).
 
     Args:
-        sizes: training sizes `N` (grid).
-        seeds: seeds (grid).
-        gp_dims: input dimensions of the Gaussian-process targets (one claim each, declared
-            for the base config's dimensions: a preset does not change them).
-        length: Laplace kernel length.
-        ridge: KRR ridge.
-        jitter: Cholesky jitter of the draw.
+        sizes, seeds: the grid (training sizes `N`, seeds).
+        gp_dims: input dimensions of the GP targets (one claim each; fixed by the base).
+        length, ridge, jitter: Laplace kernel length, KRR ridge, Cholesky jitter.
         slope_tolerance: relative window of the GP slope around `-1/d`.
         net_min_n: smallest `N` of the compositional slopes (kernel and network).
     """
@@ -103,8 +99,7 @@ def gp_slope(d: int, cfg: Config, pts: Points) -> Outcome:
     return in_range(slope(pts, f"gp_error_d{d}"), lo, hi, d=d)
 
 
-# Every claim reads the finished points even when a network's training diverged: the GP
-# slopes are the kernel's (no network), the compositional slopes only reported.
+# partial: the GP slopes are the kernel's, the compositional ones only reported
 CLAIMS = [
     *(
         ClaimSpec(
@@ -150,9 +145,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": ({"optimizer": "adam", "steps": 20, "lr": 1e-3},),
         "train.log_every": 10,
     },
-    # The spec's sizes (N = 32 ... 1024 doubling, 3 seeds, 1000 test points); the network's
-    # slope uses N >= 128 as the spec's. 2000 Adam steps fit the training set (train cost
-    # <= 2e-3); longer training did not learn the target better (lab notes).
+    # The spec's sizes (N = 32 ... 1024, 3 seeds); 2000 Adam steps fit (lab notes).
     "quick": {
         "sizes": (32, 64, 128, 256, 512, 1024),
         "train.phases": ({"optimizer": "adam", "steps": 2000, "lr": 1e-3, "schedule": "cosine"},),

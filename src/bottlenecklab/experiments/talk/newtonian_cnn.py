@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from bottlenecklab.experiments._checks import at_least, at_most
@@ -31,9 +30,9 @@ from bottlenecklab.experiments._spec import (
     Points,
     Reads,
 )
-from bottlenecklab.measure import costs, frequency_spectra, layer_modes, rollout
+from bottlenecklab.measure import ball_rollout, costs, frequency_spectra, mode_table
 from bottlenecklab.models import CircularCNNConfig
-from bottlenecklab.tasks import BallGravityConfig, Dataset, ball_frames
+from bottlenecklab.tasks import BallGravityConfig, Dataset
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 
@@ -47,10 +46,7 @@ class Config:
         max_modes, max_order: at most this many modes, all of order at most this.
         rollout_steps: steps of the rollout figure.
         rollout_samples: test samples of the rollout figure.
-        certify: the convergence certificate of both claims (spec `convergence.md`):
-            stationarity <= 0.1: the quick preset's GD-finished CNN measures 0.058-0.060
-            for tau = 1e-6 ... 1e-3 with its read values moving < 1e-6 over the last
-            100 steps; an untrained CNN measures 557.
+        certify: the convergence certificate of both claims (stationarity <= 0.1).
     """
 
     task: BallGravityConfig = BallGravityConfig()
@@ -86,24 +82,15 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     scalars["baseline_test_cost"] = float(((data.y_test - last) ** 2).sum(axis=1).mean())
     scalars["relative_test_cost"] = scalars["test_cost"] / scalars["baseline_test_cost"]
     L = model.depth
-    modes, layers = [], []
-    for l, found in enumerate(layer_modes(model, cfg.mode_rel), start=1):
-        modes += [{"layer": l, **m} for m in found]
-        top = max((m["order"] for m in found), default=0)
-        layers.append({"layer": l, "modes": len(found), "max_order": top})
+    modes, layers = mode_table(model, cfg.mode_rel)
     middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
     ok = [r for r in middle if r["modes"] <= cfg.max_modes and r["max_order"] <= cfg.max_order]
     scalars["middle_layers"] = float(len(middle))
     scalars["middle_low_mode_layers"] = float(len(ok))
-    # rollout from test samples: truth from the recorded positions and velocities
-    k = min(cfg.rollout_samples, len(data.x_test))
-    p = np.array(data.info["test_p"][:k])
-    v = np.array(data.info["test_v"][:k])
-    g = np.array([cfg.task.gravity, 0.0])
-    steps = cfg.rollout_steps
-    truth_pos = np.stack([p + (t + 1) * v + (t + 1) * (t + 2) / 2 * g for t in range(steps)], 1)
-    truth = data.info["scale"] * ball_frames(truth_pos, n, cfg.task.sigma)  # [k, steps, n, n]
-    pred = rollout(model, data.x_test[:k], steps, n)
+    task = cfg.task
+    truth, pred = ball_rollout(
+        model, data, cfg.rollout_steps, cfg.rollout_samples, task.gravity, task.sigma
+    )
     scalars["rollout_error_last"] = float(
         ((pred[:, -1] - truth[:, -1]) ** 2).sum(axis=(1, 2)).mean()
     )
@@ -115,7 +102,7 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
             "pixels": ",".join(f"{x:.4g}" for x in frame.ravel()),
         }
         for kind, frames in (("truth", truth), ("prediction", pred))
-        for a in range(k)
+        for a in range(len(truth))
         for t, frame in enumerate(frames[a])
     ]
     return Measurement(
@@ -171,9 +158,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": ({"optimizer": "adam", "steps": 10, "lr": 1e-3},),
         "train.log_every": 5,
     },
-    # 8x8 frames with the ball's sizes halved, N = 256 + 128, L = 6, 8 channels: the spec's
-    # 16x16, N = 1024, L = 8, 12 channels costs ~30x more per step (lab notes).
-    # lam = 3e-2, Adam lr 3e-3: lam <= 1e-2 left 25-230 modes per middle layer.
+    # 8x8 frames, the ball's sizes halved, L = 6, 8 channels, lam = 3e-2 (lab notes).
     "quick": {
         "task.size": 8,
         "task.sigma": 0.75,

@@ -36,14 +36,13 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.measure import (
     accuracy,
-    centred_rank,
-    centred_singular_values,
+    affine_profile,
     costs,
     data_box,
     decision_map,
     middle_layer,
     middle_rank,
-    tripoints,
+    tripoint_table,
     weight_spectra,
 )
 from bottlenecklab.models import FCNNConfig
@@ -58,23 +57,14 @@ class Config:
     """The slide's comparison (the talk gives no sizes; these are the spec's).
 
     Args:
-        shallow: the shallow network.
-        deep: the deep network.
-        arch: which one this run trains (`model`).
-        archs: the architectures of the grid.
-        seeds: the seeds of the grid.
+        shallow, deep: the two networks; arch: which one this run trains (`model`).
+        archs, seeds: the grid.
         margin: the decision map covers the data's bounding box grown by this.
-        resolutions: grid points per side of the decision maps (tripoints at each).
-        map_resolution: the resolution whose map is stored for the figure.
-        affine_rel: the middle representation's affine dimension counts the centred
-            singular values above `affine_rel` x the largest (spec **Decision**).
-        rank_floor: the middle *weight* rank (reported beside it): singular values of
-            `W_{ceil(L/2)}` above this (paper 001, Fig 1).
-        certify: the convergence certificate of every claim (spec `convergence.md`).
-            kink band 1e-4 and stationarity <= 2e-2: the L-BFGS-finished quick nets measure
-            0.0024-0.0092 at tau = 1e-4 (one deep net 0.018 at 1e-6, from entries within
-            1e-4 rms of 0), untrained nets 9-17; the earlier state is the start of the
-            last phase (L-BFGS may stop early).
+        resolutions: grid points per side of the decision maps (tripoints at each);
+            map_resolution: the one stored for the figure.
+        affine_rel: relative cut of the middle representation's affine dimension.
+        rank_floor: the middle weight rank's floor (paper 001, Fig 1; reported).
+        certify: the convergence certificate of every claim.
     """
 
     task: BlobsConfig = BlobsConfig()
@@ -119,16 +109,7 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     scalars = costs(model, data, "cross_entropy")
     scalars["train_accuracy"] = accuracy(model, data.x_train, data.y_train)
     scalars["test_accuracy"] = accuracy(model, data.x_test, data.y_test)
-    X = torch.as_tensor(data.x_train, dtype=next(model.parameters()).dtype)
-    with torch.no_grad():
-        pre, _ = model.forward_path(X)  # [a~_1 .. a~_L], each [N, n_l]
-    layers = []
-    for l, z in enumerate(pre[:-1], start=1):
-        s = centred_singular_values(z)
-        ratio = float(s[1] / s[0]) if s.numel() > 1 and s[0] > 0 else 0.0
-        layers.append(
-            {"layer": l, "affine_ratio": ratio, "affine_rank": centred_rank(z, cfg.affine_rel)}
-        )
+    layers = affine_profile(model, data.x_train, cfg.affine_rel)
     mid = middle_layer(model.depth)
     scalars["middle_layer"] = float(mid)
     scalars["middle_affine_rank"] = float(layers[mid - 1]["affine_rank"])
@@ -136,11 +117,8 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     scalars["middle_rank"] = float(middle_rank(model, cfg.rank_floor))  # weight rank
     lo, hi = data_box(data.x_train, cfg.margin)
     scalars.update({"box_x0": lo[0], "box_y0": lo[1], "box_x1": hi[0], "box_y1": hi[1]})
-    points = []
-    for res in cfg.resolutions:
-        centres = tripoints(model, lo, hi, res)
-        scalars[f"tripoints_{res}"] = float(len(centres))
-        points += [{"resolution": res, "x": float(x), "y": float(y)} for x, y in centres]
+    counts, points = tripoint_table(model, lo, hi, cfg.resolutions)
+    scalars.update(counts)
     _, _, labels = decision_map(model, lo, hi, cfg.map_resolution)
     rows = [
         {"row": i, "labels": "".join(str(int(v)) for v in line)} for i, line in enumerate(labels)
@@ -186,9 +164,7 @@ CLAIMS = [
         "every trained net (either architecture, any seed) whose middle representation is "
         "1-D affine " + RANK_RULE + " has no tripoint at {res} (data box + {cfg.margin:g}): "
         "nets with a tripoint{of}",
-        # the affine rank is 1 when s_2/s_1 <= affine_rel; tripoint counts are integers
-        # (bound 0): a window below 4 asks that they do not change at all
-        Reads(
+        Reads(  # tripoint counts are integers: a window below 1 asks for no change
             ("middle_affine_ratio", *(f"tripoints_{n}" for n in BASE.resolutions)),
             window=BASE.affine_rel,
         ),
@@ -249,13 +225,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": ({"optimizer": "adam", "steps": 20, "lr": 1e-2},),
         "train.log_every": 10,
     },
+    # The spec's square layout; lam 1e-2, Adam then float64 L-BFGS (lab notes `talk.md`).
     "quick": {
-        # The spec's square layout: the pilot round found no layout where a deep net's
-        # middle representation is 1-D affine (lab notes).
-        # lam = 1e-2: 1e-3 left 16 middle singular values after 3000 steps (lab notes).
         "train.lam": 1e-2,
-        # 4000 Adam steps at lr 3e-3, cosine (12000 changed the loss by 1e-4), then L-BFGS in
-        # float64 to a certified critical point: Adam alone stops at stationarity 0.014-0.032.
         "train.dtype": "float64",
         "train.phases": (
             {"optimizer": "adam", "steps": 4000, "lr": 3e-3, "schedule": "cosine"},
