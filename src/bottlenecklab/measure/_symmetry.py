@@ -329,10 +329,14 @@ def layer_state_r2(
     states themselves at layer `at` (paper 001 §5, Fig 2).
 
     Args:
-        model, init: the trained net and the same net at initialization.
-        fit, test: input paths `[M, T+1, d]` (PCA and k-NN fitted) and `[P, T+1, d]`.
-        u_fit, u_test: their invariant coordinates `[M, T+1, 2]`, `[P, T+1, 2]`.
-        k: neighbours of the k-NN R^2; at: the layer whose states are returned.
+        model: the trained net.
+        init: the same net at initialization.
+        fit: input paths `[M, T+1, d]` (PCA and k-NN fitted).
+        test: input paths `[P, T+1, d]` (scored).
+        u_fit: the invariant coordinates of `fit`, `[M, T+1, 2]`.
+        u_test: the invariant coordinates of `test`, `[P, T+1, 2]`.
+        k: neighbours of the k-NN R^2.
+        at: the layer whose states are returned.
 
     Returns:
         One row `{"state_r2", "state_r2_init"}` per layer `l = 1..L-1`, and
