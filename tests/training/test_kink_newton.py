@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import bottlenecklab.training._trainer as trainer_module
+from bottlenecklab.config import ConfigError
 from bottlenecklab.measure import certify
 from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
@@ -204,3 +205,8 @@ def test_untrained_net_is_not_certified(steps):
 
 def test_registered():
     assert "kink_newton" in PHASES
+
+
+def test_a_smoothed_kink_newton_phase_is_refused():
+    with pytest.raises(ConfigError, match="kink_newton solves the exact"):
+        PhaseConfig("kink_newton", 10, 1.0, smooth=1e4)

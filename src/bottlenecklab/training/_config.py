@@ -67,6 +67,8 @@ class PhaseConfig:
             raise ConfigError(f"phase smooth (softplus sharpness) must be >= 0, got {self.smooth}")
         if self.steps < 0:
             raise ConfigError(f"phase steps must be >= 0, got {self.steps}")
+        if self.smooth and self.optimizer == "kink_newton":
+            raise ConfigError("kink_newton solves the exact (kinked) loss: its smooth must be 0")
         if not self.lr > 0:
             raise ConfigError(f"phase lr must be > 0, got {self.lr}")
         if not 0 <= self.momentum < 1:

@@ -31,15 +31,14 @@ The kink set is identified at the first step from a gap in `|z| / rms(z)` of eac
 (a decade above the band holding at most 2 % as many entries as below it, `find_kinks`;
 else the certificate's `tau = 1e-6`). A converged smoothed continuation before this phase
 (`newton` phases with `smooth = 1e2 ... 1e6`) is what opens that gap; without one the
-method crawls (measured in `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver
-(2026-11-28)").
+method crawls (lab notes `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver").
 
 Limits: `J` is dense (`|K| x P` floats: fine for hundreds of kink entries at quick sizes,
 not at paper size, where `J v` by forward mode and `J^T u` by backward, with CG on
 `J J^T`, would replace it); the multipliers are the least-norm ones, so where the
 constraints are degenerate (dependent rows of `J`, e.g. a unit dead on many samples) the
 `s` they give can leave `[0, 1]` although another choice inside exists, and the release
-rule then releases entries it should keep (measured on `fcnn/rank-vs-depth`, lab notes).
+rule then releases entries it should keep (`fcnn/rank-vs-depth`: see the lab notes).
 
 Like the certificate and `SmoothReLU`, kinks are found by intercepting `torch.relu`,
 `F.relu`, `Tensor.relu` and `F.leaky_relu` calls (`TorchFunctionMode`), so any model whose
