@@ -20,6 +20,7 @@ from benchmarks import (
     paper_size,
     probe,
     stack,
+    time_to_certified,
     trust_region,
 )
 
@@ -35,12 +36,17 @@ BENCHMARKS = {
     "paper-size": paper_size.main,
     "probe": probe.main,
     "stack": stack.main,
+    "time-to-certified": time_to_certified.main,
     "trust-region": trust_region.main,
 }
 if torch.cuda.is_available():
     BENCHMARKS["gpu"] = gpu.main
 # On demand only (over an hour on one core): `python -m benchmarks paper-recipe`.
-ON_DEMAND = {"paper-recipe": paper_recipe.main, "gpu": gpu.main}
+ON_DEMAND = {
+    "paper-recipe": paper_recipe.main,
+    "gpu": gpu.main,
+    "time-to-certified-all": time_to_certified.main_all,
+}
 
 
 def main(argv: list[str]) -> int:
