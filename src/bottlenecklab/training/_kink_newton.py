@@ -376,6 +376,20 @@ class _Point:
             [torch.zeros_like(p) if gr is None else gr for gr, p in zip(grads, self.params)]
         ).detach()
 
+    def JTu_anew(self, u: torch.Tensor) -> torch.Tensor:
+        """`J^T u` from a new forward pass, the parameters restored to the piece's: writing
+        them (a trial step) invalidates the graph `JTu` differentiates (matrix-free)."""
+        if not self._live:
+            return torch.zeros_like(self.g)
+        with torch.enable_grad(), PieceMode(self.masks) as mode:  # the piece's own
+            self.loss_fn()
+        grads = torch.autograd.grad(
+            torch.cat(mode.z_K), self.params, grad_outputs=u.to(self.c), allow_unused=True
+        )
+        return _flat(
+            [torch.zeros_like(p) if gr is None else gr for gr, p in zip(grads, self.params)]
+        ).detach()
+
     def solve(self, r: torch.Tensor) -> torch.Tensor:
         """`(J J^T)^+ r`."""
         if not r.numel():
@@ -555,7 +569,11 @@ def kink_newton_step(
     rho = (phi0 - phi) / pred
     step = d
     if not rho > ETA and c.numel():  # second-order correction: back onto the manifold
-        d_soc = d - point.JTu(point.solve(c_new))
+        if point.J is None:  # the piece's graph is spent once the parameters were written
+            _assign(params, x)
+            d_soc = d - point.JTu_anew(point.solve(c_new))
+        else:
+            d_soc = d - point.JTu(point.solve(c_new))
         _assign(params, x + d_soc)
         phi_soc, _, _ = _merit(loss_fn, params, state.masks, state.nu)
         rho_soc = (phi0 - phi_soc) / pred
@@ -582,6 +600,19 @@ def _box_multipliers(point: _Point, s: torch.Tensor) -> torch.Tensor | None:
     `[0, 1]`) when its residual is at most `RELEASE_KKT` of the regularization force.
     With dependent constraint rows the least-norm multipliers can imply an `s` outside
     `[0, 1]` when such others exist."""
+    mu, residual = _box_solution(point, s)
+    if residual > RELEASE_KKT * (point.reg_force or 1.0):
+        return None
+    return mu
+
+
+def _box_solution(point: _Point, s: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """`(mu, ||g + J^T mu||)`: the bounded least-squares multipliers of `_box_multipliers`
+    (scipy's `bvls` on a `|K| x |K|` problem with the same minimizers). Dense `J`: from
+    the QR factors of `J^T`. Matrix-free: from the eigendecomposition `J J^T = V E V^T`
+    the piece already holds, `||J^T mu - t||^2 = ||E^(1/2) V^T mu - b||^2 + const` with
+    `b = E^(-1/2) V^T J t` (eigenvalues below the pseudo-inverse's cutoff dropped, as in
+    `solve`); its residual from one `J^T u` product."""
     import numpy as np
     import scipy.optimize
 
@@ -595,16 +626,12 @@ def _box_multipliers(point: _Point, s: torch.Tensor) -> torch.Tensor | None:
         Q, R = np.linalg.qr(JT)  # the same minimizers from the |K| x |K| problem
         sol = scipy.optimize.lsq_linear(R, Q.T @ target, bounds=(lo, hi), method="bvls")
         residual = float(np.linalg.norm(JT @ sol.x - target))
-    else:  # from J J^T = V diag(e) V^T: ||J^T mu - t||^2 = ||R mu - b||^2 + const
-        R = (point._evals.clamp_min(0.0).sqrt()[:, None] * point._evecs.T).cpu().numpy()
-        Jt = point._evecs.T @ point.Jv(-point.g)
-        b = (point._inv.sqrt() * Jt).cpu().numpy()  # eigenvalues below the cutoff: 0
-        sol = scipy.optimize.lsq_linear(R, b, bounds=(lo, hi), method="bvls")
-        mu = torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device)
-        residual = float((point.JTu(mu) + point.g).norm())
-    if residual > RELEASE_KKT * (point.reg_force or 1.0):
-        return None
-    return torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device)
+        return torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device), residual
+    R = (point._evals.clamp_min(0.0).sqrt()[:, None] * point._evecs.T).cpu().numpy()
+    b = (point._inv.sqrt() * (point._evecs.T @ point.Jv(-point.g))).cpu().numpy()
+    sol = scipy.optimize.lsq_linear(R, b, bounds=(lo, hi), method="bvls")
+    mu = torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device)
+    return mu, float((point.JTu(mu) + point.g).norm())
 
 
 def _release(state: KinkNewton, out: torch.Tensor) -> None:
