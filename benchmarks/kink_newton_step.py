@@ -6,7 +6,9 @@ the kink set's size and the number of CG iterations) with the kink set forced to
 `|K|` entries of smallest `|z| / rms`. Each case runs in a fresh process (its peak
 resident memory is its own): wall and CPU seconds of the step, of which the piece
 (`_Point`: the gradient graph and `J J^T`, dense or matrix-free) takes how much, the
-Hessian-vector and Jacobian products the step made, and the peak memory. The dense path
+Hessian-vector and Jacobian products the step made, and the peak memory; and the
+iterations scipy's `minres` needs on the formed `J J^T` (to `sqrt(eps)`, right-hand side
+in its range), what one Krylov solve would cost in `J v` and `J^T u` pairs instead. The dense path
 is run where its `J` fits (`|K| P` floats, plus a batched backward pass's intermediates
 for every row at once); the 300-entry dense `J` alone is 4.8 GB.
 
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import time
 
+import scipy.sparse.linalg
 import torch
 
 from benchmarks._common import load
@@ -58,13 +61,23 @@ def _child(entries: int, path: str) -> None:  # `python -m benchmarks.kink_newto
         torch.autograd.grad(loss_fn(), obj.params)
     grad_s = time.process_time() - c0
     base_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    counts = {"hvp": 0, "Jv": 0, "JTu": 0, "point_s": 0.0}
+    counts = {"hvp": 0, "Jv": 0, "JTu": 0, "point_s": 0.0, "minres": 0}
 
     class Counted(kn._Point):
         def __init__(self, *args, **kwargs) -> None:
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             super().__init__(*args, **kwargs)
-            counts["point_s"] += time.perf_counter() - t0
+            counts["point_s"] += time.process_time() - t0
+            # what one Krylov solve of J J^T would take instead (on the formed matrix)
+            gram = (self._evecs * self._evals) @ self._evecs.T
+            rhs = gram @ torch.ones_like(self._evals)
+            scipy.sparse.linalg.minres(
+                gram.numpy(),
+                rhs.numpy(),
+                rtol=torch.finfo(gram.dtype).eps ** 0.5,
+                maxiter=10 * len(rhs),
+                callback=lambda _: counts.__setitem__("minres", counts["minres"] + 1),
+            )
 
         def hvp(self, v):
             counts["hvp"] += 1
@@ -118,9 +131,10 @@ def main() -> dict[str, float]:
         r = json.loads(run.stdout.strip().splitlines()[-1])
         print(
             f"  |K| = {r['K']:4d} {path:>11}: step {r['wall_s']:6.1f} wall s "
-            f"({r['cpu_s']:6.1f} CPU s; piece {r['point_s']:6.1f} s), "
+            f"({r['cpu_s']:6.1f} CPU s, of which the piece {r['point_s']:6.1f}), "
             f"{r['cpu_s'] / r['grad_s']:5.0f} gradients; {r['hvp']} Hv, {r['Jv']} Jv, "
-            f"{r['JTu']} J^T u; peak {r['peak_gib']:.2f} GiB (before the step "
+            f"{r['JTu']} J^T u (minres on J J^T: {r['minres']} iterations); "
+            f"peak {r['peak_gib']:.2f} GiB (before the step "
             f"{r['base_gib']:.2f}); {'accepted' if r['accepted'] else 'rejected'} "
             f"({load()})",
             flush=True,

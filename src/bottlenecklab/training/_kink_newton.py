@@ -13,10 +13,16 @@ loss's derivative with respect to entry `k`'s activation, `s_k = mu_k / ((1 - a)
 (exact when no two kinks lie on one sample's path; `measure.certify` re-solves `s`).
 
 One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
-- the Jacobian `J` `[|K|, P]` of the constraints is formed by batched backward passes
-  over the samples that hold a kink (each constraint depends on its own sample only);
-  `J J^T` is inverted by a symmetric eigendecomposition (pseudo-inverse: rows without
-  dependence on the parameters, e.g. a kink of the fixed input lift, drop out);
+- the Jacobian `J` `[|K|, P]` of the constraints: below `DENSE_JACOBIAN_BYTES` formed
+  densely by batched backward passes, above it never formed: `J^T u` is one backward pass
+  of `z_K`, `J v` the derivative in direction `v` of `u -> J^T u` (double backward on the
+  same graph), and `J J^T` `[|K|, |K|]` is formed column by column as `J (J^T e_k)`.
+  Either way `J J^T` is inverted by a symmetric eigendecomposition (pseudo-inverse,
+  eigenvalues below `|K| eps` of the largest dropped: rows without dependence on the
+  parameters, e.g. a kink of the fixed input lift, drop out). Formed once per piece,
+  it makes every projection on the null space of `J` exact at the cost of one `J v` and
+  one `J^T u`; a Krylov solve of `J J^T` instead takes about `|K|` such pairs for each of
+  the step's many projections, and an inexact projection breaks the projected CG;
 - normal step `d_n = -J^+ c`, then a tangential step by projected Steihaug CG on the
   Hessian of the Lagrangian (exact Hessian-vector products: double backward of
   `F_off + mu . c`) in the null space of `J`, inside the trust region;
@@ -33,12 +39,14 @@ else the certificate's `tau = 1e-6`). A converged smoothed continuation before t
 (`newton` phases with `smooth = 1e2 ... 1e6`) is what opens that gap; without one the
 method crawls (lab notes `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver").
 
-Limits: `J` is dense (`|K| x P` floats: fine for hundreds of kink entries at quick sizes,
-not at paper size, where `J v` by forward mode and `J^T u` by backward, with CG on
-`J J^T`, would replace it); the multipliers are the least-norm ones, so where the
-constraints are degenerate (dependent rows of `J`, e.g. a unit dead on many samples) the
-`s` they give can leave `[0, 1]` although another choice inside exists, and the release
-rule then releases entries it should keep (`fcnn/rank-vs-depth`: see the lab notes).
+Limits: each row of `J` (dense or in `J J^T`) costs a backward pass over the whole batch,
+though a kink constraint depends on its own sample only, so forming the piece costs
+`|K|` (dense) or `2 |K|` (matrix-free) such passes, most of a step's time at paper size
+(`python -m benchmarks kink-newton-step`); `J J^T` is `|K|^2` floats. The multipliers
+are the least-norm ones, so where the constraints are degenerate (dependent rows of `J`,
+e.g. a unit dead on many samples) the `s` they give can leave `[0, 1]` although another
+choice inside exists, and the release rule then releases entries it should keep
+(`fcnn/rank-vs-depth`: see the lab notes).
 
 Like the certificate and `SmoothReLU`, kinks are found by intercepting `torch.relu`,
 `F.relu`, `Tensor.relu` and `F.leaky_relu` calls (`TorchFunctionMode`), so any model whose
@@ -74,6 +82,11 @@ JACOBIAN_CHUNK = 256  # constraint rows per batched backward pass
 # `Q` and a copy), so the dense path peaks near 1 GiB there, inside paper-size training's
 # 2 GiB memory target; the matrix-free path holds at most this much of `J^T` at a time.
 DENSE_JACOBIAN_BYTES = 256 * 2**20
+# Rows of `J^T` per batched pass when `J J^T` is formed matrix-free: at most 4 MiB of them
+# (one row at paper size). Each row costs a full-batch backward pass there whatever the
+# batching, while a batch holds every row's intermediates: 16 rows raised the step's
+# peak memory by 1.1 GiB for no speed (lab notes, leaky-resnet.md).
+GRAM_CHUNK_BYTES = 4 * 2**20
 _MATRIX_FREE: bool | None = None  # tests force a path (True / False); None: by the size
 
 _RELUS = {torch.relu, F.relu, torch.Tensor.relu}
@@ -324,10 +337,10 @@ class _Point:
     def _gram(self) -> torch.Tensor:
         """`J J^T` `[|K|, |K|]` without the dense `J`: columns `J (J^T e_k)` for a chunk of
         rows at a time (a batched backward pass for `J^T e_k`, a batched double backward
-        for `J` of them), the chunk holding at most `DENSE_JACOBIAN_BYTES` of `J^T`;
+        for `J` of them), the chunk holding at most `GRAM_CHUNK_BYTES` of `J^T`;
         symmetrized."""
         n, n_p = self.c.numel(), self.g.numel()
-        chunk = max(1, min(JACOBIAN_CHUNK, DENSE_JACOBIAN_BYTES // (n_p * self.g.element_size())))
+        chunk = max(1, min(JACOBIAN_CHUNK, GRAM_CHUNK_BYTES // (n_p * self.g.element_size())))
         live = self._transpose_graph()
         G = self.c.new_zeros((n, n))
         for start in range(0, n, chunk):
