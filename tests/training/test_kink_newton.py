@@ -323,3 +323,23 @@ def test_the_path_is_chosen_by_the_jacobian_size(adam_point, monkeypatch):
     monkeypatch.setattr(_kink_newton, "DENSE_JACOBIAN_BYTES", 40 * 432 * 8 - 1)
     assert sum(p.numel() for p in params) == 432
     assert _Point(loss, params, masks, None).matrix_free
+
+
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_kinks_without_parameter_dependence(matrix_free, monkeypatch):
+    """A kink of a constant (no parameter reaches it: `J = 0`) on either path: it is held,
+    with multiplier 0, and the method is plain Newton on the rest: `x = 1` exactly."""
+    from bottlenecklab.training import _kink_newton
+
+    monkeypatch.setattr(_kink_newton, "_MATRIX_FREE", matrix_free)
+    x = torch.nn.Parameter(torch.tensor([0.3], dtype=F64))
+    zero = torch.zeros(1, dtype=F64)
+
+    def loss() -> torch.Tensor:
+        return torch.relu(zero).sum() + (x - 1).pow(2).sum()
+
+    state = _solve(loss, [x], radius=10.0)
+    assert [int(m.sum()) for m in state.masks] == [1]
+    assert float(x.detach()) == pytest.approx(1.0, abs=1e-12)
+    point = _kink_newton._Point(loss, [x], state.masks, None)
+    assert point.matrix_free == matrix_free and float(point.mu.abs().max()) == 0.0

@@ -448,7 +448,7 @@ class _Point:
     def hvp(self, v: torch.Tensor) -> torch.Tensor:
         """The Hessian of the Lagrangian `F_off + mu . c` times `v`."""
         if self._lagrangian is None:
-            if self.c.numel():
+            if self.c.numel() and self.c_graph.requires_grad:
                 extra = torch.autograd.grad(
                     (self.mu * self.c_graph).sum(),
                     self.params,
