@@ -21,8 +21,9 @@ One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
   eigenvalues below `|K| eps` of the largest dropped: rows without dependence on the
   parameters, e.g. a kink of the fixed input lift, drop out). Formed once per piece,
   it makes every projection on the null space of `J` exact at the cost of one `J v` and
-  one `J^T u`; a Krylov solve of `J J^T` instead takes about `|K|` such pairs for each of
-  the step's many projections, and an inexact projection breaks the projected CG;
+  one `J^T u`; a Krylov solve of `J J^T` instead takes tens to `|K|` such pairs (scipy's
+  `minres` to `sqrt(eps)`) for each of the step's projections, one per CG iteration, and
+  an inexact projection breaks the projected CG;
 - normal step `d_n = -J^+ c`, then a tangential step by projected Steihaug CG on the
   Hessian of the Lagrangian (exact Hessian-vector products: double backward of
   `F_off + mu . c`) in the null space of `J`, inside the trust region;
