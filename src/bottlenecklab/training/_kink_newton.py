@@ -80,8 +80,8 @@ RELEASE_KKT = 1e-3  # ... once the relative KKT residual on the kink set is this
 JACOBIAN_CHUNK = 256  # constraint rows per batched backward pass
 # The dense `J` (`|K| x P` floats) is formed below this size, the Gram matrix `J J^T`
 # matrix-free above it. 256 MiB: `_box_multipliers` holds `J` twice more (its numpy QR's
-# `Q` and a copy), so the dense path peaks near 1 GiB there, inside paper-size training's
-# 2 GiB memory target; the matrix-free path holds at most this much of `J^T` at a time.
+# `Q` and a copy), so `J` and its copies stay under 1 GiB, no more than the piece's own
+# graphs take at paper size (float64); the matrix-free path holds `|K|^2` floats instead.
 DENSE_JACOBIAN_BYTES = 256 * 2**20
 # Rows of `J^T` per batched pass when `J J^T` is formed matrix-free: at most 4 MiB of them
 # (one row at paper size). Each row costs a full-batch backward pass there whatever the
