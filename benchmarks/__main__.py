@@ -15,6 +15,7 @@ from benchmarks import (
     ensemble,
     executor,
     gpu,
+    kink_newton_step,
     naive,
     paper_recipe,
     paper_size,
@@ -41,10 +42,12 @@ BENCHMARKS = {
 }
 if torch.cuda.is_available():
     BENCHMARKS["gpu"] = gpu.main
-# On demand only (over an hour on one core): `python -m benchmarks paper-recipe`.
+# On demand only (over an hour on one core): `python -m benchmarks paper-recipe`,
+# `time-to-certified-all`; minutes: `python -m benchmarks kink-newton-step`.
 ON_DEMAND = {
     "paper-recipe": paper_recipe.main,
     "gpu": gpu.main,
+    "kink-newton-step": kink_newton_step.main,
     "time-to-certified-all": time_to_certified.main_all,
 }
 

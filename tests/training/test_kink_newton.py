@@ -210,3 +210,136 @@ def test_registered():
 def test_a_smoothed_kink_newton_phase_is_refused():
     with pytest.raises(ConfigError, match="kink_newton solves the exact"):
         PhaseConfig("kink_newton", 10, 1.0, smooth=1e4)
+
+
+@pytest.fixture(scope="module")
+def adam_point():
+    """The small leaky ResNet after Adam, with its 40 entries of smallest `|z| / rms` as
+    the kink set: `(loss_fn, params, masks)`."""
+    from bottlenecklab.training._kink_newton import PieceMode
+    from bottlenecklab.training._objective import Objective
+
+    data, net = _resnet_setup()
+    model = net()
+    adam = TrainConfig(lam=0.05, phases=(PhaseConfig("adam", 300, 1e-2),), dtype="float64")
+    train(model, data, adam, progress=False)
+    obj = Objective(model, data, "mse", 0.05, F64, "cpu")
+
+    def loss() -> torch.Tensor:
+        return obj.loss(model.forward_twice_differentiable)
+
+    with torch.no_grad(), PieceMode() as rec:
+        loss()
+    ratios = [z.abs() / z.pow(2).mean().sqrt() for z in rec.z]
+    band = torch.kthvalue(torch.cat([r.reshape(-1) for r in ratios]), 40).values
+    return loss, obj.params, [r <= band for r in ratios]
+
+
+def test_matrix_free_products_equal_the_dense_ones(adam_point):
+    """`J v`, `J^T u`, `J J^T`, `(J J^T)^+ r`, the projection on the null space of `J`,
+    the multipliers and the box multipliers of the matrix-free piece against the dense
+    one (`J` formed row by row). Products: within `P eps` of `|J| |v|` (a length-`P` dot
+    product in another order); what goes through `(J J^T)^+`: within `P eps cond` relative
+    (`cond` that of `J J^T` on the kept eigenvalues, here 1e2; measured: products 1e-16
+    of `|J| |v|`, the rest 6e-15 relative). A wrong product (`v` reversed) misses by far
+    more than the bound."""
+    from bottlenecklab.training._kink_newton import _assign, _box_solution, _flat, _Point
+
+    loss, params, masks = adam_point
+    dense = _Point(loss, params, masks, None, matrix_free=False)
+    free = _Point(loss, params, masks, None, matrix_free=True)
+    assert dense.J is not None and free.J is None and free.matrix_free
+    J = dense.J
+    n_c, P = J.shape
+    assert n_c == 40
+    g = torch.Generator().manual_seed(0)
+    v = torch.randn(P, generator=g, dtype=F64)
+    u = torch.randn(n_c, generator=g, dtype=F64)
+    r = torch.randn(n_c, generator=g, dtype=F64)
+    bound_Jv = P * EPS * (J.abs() @ v.abs())
+    assert bool(((free.Jv(v) - J @ v).abs() <= bound_Jv).all())
+    assert float((J @ v.flip(0) - J @ v).abs().max()) > 1e6 * float(bound_Jv.max())
+    bound_JTu = P * EPS * (J.abs().T @ u.abs())
+    assert bool(((free.JTu(u) - J.T @ u).abs() <= bound_JTu).all())
+    gram = free._evecs @ torch.diag(free._evals) @ free._evecs.T
+    assert float((gram - J @ J.T).abs().max()) <= P * EPS * float((J.abs() @ J.abs().T).max())
+    kept = dense._evals[dense._inv > 0]
+    # two kink entries of the first call (the fixed input lift) have no parameter
+    # dependence: their rows are 0 and both pseudo-inverses drop them
+    assert len(kept) == n_c - 2 and int((free._inv > 0).sum()) == n_c - 2
+    rel = P * EPS * float(kept.max() / kept.min())
+    exact = dense.solve(r)
+    assert float((free.solve(r) - exact).norm()) <= rel * float(exact.norm())
+    assert float((free.project(v) - dense.project(v)).norm()) <= rel * float(v.norm())
+    assert float((free.mu - dense.mu).norm()) <= rel * float(dense.mu.norm())
+    assert float(free.kkt) == pytest.approx(float(dense.kkt), rel=rel)
+    s = dense.s()
+    mu_d, res_d = _box_solution(dense, s)
+    mu_f, res_f = _box_solution(free, s)
+    # unique but on the zero rows (any value in their box fits as well)
+    rows = J.abs().sum(1) > 0
+    assert float((mu_f - mu_d)[rows].norm()) <= rel * float(mu_d.norm())
+    assert res_f == pytest.approx(res_d, rel=rel)
+    x = _flat(params).detach()
+    _assign(params, x + 1.0)  # a trial step spends the graph; J^T u from a new one at x
+    _assign(params, x)
+    assert bool(((free.JTu_anew(u) - J.T @ u).abs() <= bound_JTu).all())
+
+
+def test_matrix_free_kink_newton_certifies_like_the_dense_one(monkeypatch):
+    """The certified-leaky-ResNet recipe with the matrix-free path forced in `kink_newton`:
+    the same certificate bound (1e-9; measured 9e-12 against the dense path's 1e-11), the
+    same kink entries, and the same final loss to 1e-12 relative (both end at one KKT
+    point; the last steps differ by rounding)."""
+    from bottlenecklab.training import _kink_newton
+
+    data, net = _resnet_setup()
+    smoothed = net()
+    phases = (*RECIPE[:-1], PhaseConfig("kink_newton", 0, 1.0))
+    cfg = TrainConfig(lam=0.05, phases=phases, dtype="float64")
+    train(smoothed, data, cfg, progress=False)
+    tail = TrainConfig(lam=0.05, phases=(RECIPE[-1],), dtype="float64", log_every=5)
+    out = {}
+    for matrix_free in (False, True):
+        model = net()
+        model.load_state_dict(smoothed.state_dict())
+        monkeypatch.setattr(_kink_newton, "_MATRIX_FREE", matrix_free)
+        res = train(model, data, tail, progress=False)
+        out[matrix_free] = (res.metrics[-1]["loss"], certify(model, data, 0.05))
+    monkeypatch.undo()
+    for _, cert in out.values():
+        assert sum(cert.kinks) > 0 and cert.stationarity <= 1e-9
+    assert out[True][1].kinks == out[False][1].kinks
+    assert out[True][0] == pytest.approx(out[False][0], rel=1e-12)
+
+
+def test_the_path_is_chosen_by_the_jacobian_size(adam_point, monkeypatch):
+    """Dense below `DENSE_JACOBIAN_BYTES` of `J`, matrix-free above it."""
+    from bottlenecklab.training import _kink_newton
+    from bottlenecklab.training._kink_newton import _Point
+
+    loss, params, masks = adam_point
+    assert not _Point(loss, params, masks, None).matrix_free
+    monkeypatch.setattr(_kink_newton, "DENSE_JACOBIAN_BYTES", 40 * 432 * 8 - 1)
+    assert sum(p.numel() for p in params) == 432
+    assert _Point(loss, params, masks, None).matrix_free
+
+
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_kinks_without_parameter_dependence(matrix_free, monkeypatch):
+    """A kink of a constant (no parameter reaches it: `J = 0`) on either path: it is held,
+    with multiplier 0, and the method is plain Newton on the rest: `x = 1` exactly."""
+    from bottlenecklab.training import _kink_newton
+
+    monkeypatch.setattr(_kink_newton, "_MATRIX_FREE", matrix_free)
+    x = torch.nn.Parameter(torch.tensor([0.3], dtype=F64))
+    zero = torch.zeros(1, dtype=F64)
+
+    def loss() -> torch.Tensor:
+        return torch.relu(zero).sum() + (x - 1).pow(2).sum()
+
+    state = _solve(loss, [x], radius=10.0)
+    assert [int(m.sum()) for m in state.masks] == [1]
+    assert float(x.detach()) == pytest.approx(1.0, abs=1e-12)
+    point = _kink_newton._Point(loss, [x], state.masks, None)
+    assert point.matrix_free == matrix_free and float(point.mu.abs().max()) == 0.0

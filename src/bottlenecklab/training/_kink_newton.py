@@ -13,10 +13,17 @@ loss's derivative with respect to entry `k`'s activation, `s_k = mu_k / ((1 - a)
 (exact when no two kinks lie on one sample's path; `measure.certify` re-solves `s`).
 
 One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
-- the Jacobian `J` `[|K|, P]` of the constraints is formed by batched backward passes
-  over the samples that hold a kink (each constraint depends on its own sample only);
-  `J J^T` is inverted by a symmetric eigendecomposition (pseudo-inverse: rows without
-  dependence on the parameters, e.g. a kink of the fixed input lift, drop out);
+- the Jacobian `J` `[|K|, P]` of the constraints: below `DENSE_JACOBIAN_BYTES` formed
+  densely by batched backward passes, above it never formed: `J^T u` is one backward pass
+  of `z_K`, `J v` the derivative in direction `v` of `u -> J^T u` (double backward on the
+  same graph), and `J J^T` `[|K|, |K|]` is formed column by column as `J (J^T e_k)`.
+  Either way `J J^T` is inverted by a symmetric eigendecomposition (pseudo-inverse,
+  eigenvalues below `|K| eps` of the largest dropped: rows without dependence on the
+  parameters, e.g. a kink of the fixed input lift, drop out). Formed once per piece,
+  it makes every projection on the null space of `J` exact at the cost of one `J v` and
+  one `J^T u`; a Krylov solve of `J J^T` instead takes tens to `|K|` such pairs (scipy's
+  `minres` to `sqrt(eps)`) for each of the step's projections, one per CG iteration, and
+  an inexact projection breaks the projected CG;
 - normal step `d_n = -J^+ c`, then a tangential step by projected Steihaug CG on the
   Hessian of the Lagrangian (exact Hessian-vector products: double backward of
   `F_off + mu . c`) in the null space of `J`, inside the trust region;
@@ -33,12 +40,14 @@ else the certificate's `tau = 1e-6`). A converged smoothed continuation before t
 (`newton` phases with `smooth = 1e2 ... 1e6`) is what opens that gap; without one the
 method crawls (lab notes `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver").
 
-Limits: `J` is dense (`|K| x P` floats: fine for hundreds of kink entries at quick sizes,
-not at paper size, where `J v` by forward mode and `J^T u` by backward, with CG on
-`J J^T`, would replace it); the multipliers are the least-norm ones, so where the
-constraints are degenerate (dependent rows of `J`, e.g. a unit dead on many samples) the
-`s` they give can leave `[0, 1]` although another choice inside exists, and the release
-rule then releases entries it should keep (`fcnn/rank-vs-depth`: see the lab notes).
+Limits: each row of `J` (dense or in `J J^T`) costs a backward pass over the whole batch,
+though a kink constraint depends on its own sample only, so forming the piece costs
+`|K|` (dense) or `2 |K|` (matrix-free) such passes, most of a step's time at paper size
+(`python -m benchmarks kink-newton-step`); `J J^T` is `|K|^2` floats. The multipliers
+are the least-norm ones, so where the constraints are degenerate (dependent rows of `J`,
+e.g. a unit dead on many samples) the `s` they give can leave `[0, 1]` although another
+choice inside exists, and the release rule then releases entries it should keep
+(`fcnn/rank-vs-depth`: see the lab notes).
 
 Like the certificate and `SmoothReLU`, kinks are found by intercepting `torch.relu`,
 `F.relu`, `Tensor.relu` and `F.leaky_relu` calls (`TorchFunctionMode`), so any model whose
@@ -69,6 +78,17 @@ TAU = 1e-6  # the certificate's band: the kink set when no gap opens
 RELEASE = 1e-6  # margin outside [0, 1] of s at which an entry is released
 RELEASE_KKT = 1e-3  # ... once the relative KKT residual on the kink set is this small
 JACOBIAN_CHUNK = 256  # constraint rows per batched backward pass
+# The dense `J` (`|K| x P` floats) is formed below this size, the Gram matrix `J J^T`
+# matrix-free above it. 256 MiB: `_box_multipliers` holds `J` twice more (its numpy QR's
+# `Q` and a copy), so `J` and its copies stay under 1 GiB, no more than the piece's own
+# graphs take at paper size (float64); the matrix-free path holds `|K|^2` floats instead.
+DENSE_JACOBIAN_BYTES = 256 * 2**20
+# Rows of `J^T` per batched pass when `J J^T` is formed matrix-free: at most 4 MiB of them
+# (one row at paper size). Each row costs a full-batch backward pass there whatever the
+# batching, while a batch holds every row's intermediates: 16 rows raised the step's
+# peak memory by 1.1 GiB for no speed (lab notes, leaky-resnet.md).
+GRAM_CHUNK_BYTES = 4 * 2**20
+_MATRIX_FREE: bool | None = None  # tests force a path (True / False); None: by the size
 
 _RELUS = {torch.relu, F.relu, torch.Tensor.relu}
 _LEAKY = {F.leaky_relu}
@@ -209,7 +229,7 @@ class _Point:
     """The piece at the current parameters: merit parts, gradients, constraint Jacobian,
     multipliers and the Hessian-vector product of the Lagrangian."""
 
-    def __init__(self, loss_fn, params, masks, reg_fn) -> None:
+    def __init__(self, loss_fn, params, masks, reg_fn, matrix_free: bool | None = None) -> None:
         self.params, self.loss_fn, self.masks = params, loss_fn, masks
         with torch.enable_grad(), PieceMode(masks, probe=True) as mode:
             loss = loss_fn()
@@ -237,29 +257,41 @@ class _Point:
             if n_c
             else self.g.new_zeros(0)
         )
-        if n_c and self.c_graph.requires_grad:
-            self.J = self._jacobian()
+        live = bool(n_c) and self.c_graph.requires_grad
+        if matrix_free is None:
+            matrix_free = _MATRIX_FREE
+        if matrix_free is None:
+            matrix_free = n_c * self.g.numel() * self.g.element_size() > DENSE_JACOBIAN_BYTES
+        self.matrix_free, self._live = bool(matrix_free), live
+        self._u: torch.Tensor | None = None  # the dummy `u` of `u -> J^T u` (matrix-free)
+        self._JTu_graph: list[torch.Tensor] = []
+        if self.matrix_free:
+            self.J = None
+            JJ = self._gram() if live else self.g.new_zeros((n_c, n_c))
         else:
-            self.J = self.g.new_zeros((n_c, self.g.numel()))
+            if live:
+                self.J = self._jacobian()
+            else:
+                self.J = self.g.new_zeros((n_c, self.g.numel()))
+            JJ = self.J @ self.J.T
         # the pseudo-inverse of J J^T (rows without parameter dependence drop out)
-        JJ = self.J @ self.J.T
         evals, evecs = torch.linalg.eigh(JJ) if n_c else (JJ.new_zeros(0), JJ)
         cutoff = (float(evals.max()) if n_c else 0.0) * n_c * torch.finfo(JJ.dtype).eps
         inv = torch.where(evals > cutoff, 1.0 / evals.clamp_min(1e-300), torch.zeros_like(evals))
-        self._evecs, self._inv = evecs, inv
-        self.mu = -self.solve(self.J @ self.g)  # least-squares multipliers
-        self.kkt = (self.g + self.J.T @ self.mu).norm()
+        self._evals, self._evecs, self._inv = evals, evecs, inv
+        self.mu = -self.solve(self.Jv(self.g))  # least-squares multipliers
+        self.kkt = (self.g + self.JTu(self.mu)).norm()
         self.reg_force = float(reg_fn().norm()) if reg_fn is not None else 1.0
         self._lagrangian = None
 
-    def _jacobian(self) -> torch.Tensor:
-        rows = []
+    def _rows(self, start: int, k: int) -> list[torch.Tensor | None]:
+        """Rows `start .. start + k` of `J`, per parameter (`[k, *shape]`, None where the
+        constraints do not depend on it): one batched backward pass."""
         n = self.c.numel()
-        for start in range(0, n, JACOBIAN_CHUNK):
-            k = min(JACOBIAN_CHUNK, n - start)
-            eye = self.c.new_zeros((k, n))
-            eye[torch.arange(k), start + torch.arange(k)] = 1.0
-            J = torch.autograd.grad(
+        eye = self.c.new_zeros((k, n))
+        eye[torch.arange(k), start + torch.arange(k)] = 1.0
+        return list(
+            torch.autograd.grad(
                 self.c_graph,
                 self.params,
                 grad_outputs=eye,
@@ -267,6 +299,14 @@ class _Point:
                 retain_graph=True,
                 allow_unused=True,
             )
+        )
+
+    def _jacobian(self) -> torch.Tensor:
+        rows = []
+        n = self.c.numel()
+        for start in range(0, n, JACOBIAN_CHUNK):
+            k = min(JACOBIAN_CHUNK, n - start)
+            J = self._rows(start, k)
             rows.append(
                 torch.cat(
                     [
@@ -278,6 +318,92 @@ class _Point:
             )
         return torch.cat(rows)
 
+    def _transpose_graph(self) -> list[int]:
+        """Build `u -> J^T u` once, differentiably in a dummy `u` (`[|K|]`, zeros): its
+        derivative in direction `v` is `J v` (double backward on the existing graph: no
+        second forward pass). Returns the indices of the parameters `J` depends on."""
+        if self._u is None:
+            self._u = self.c.new_zeros(self.c.numel(), requires_grad=True)
+            self._JTu_graph = list(
+                torch.autograd.grad(
+                    self.c_graph,
+                    self.params,
+                    grad_outputs=self._u,
+                    create_graph=True,
+                    allow_unused=True,
+                )
+            )
+        return [i for i, h in enumerate(self._JTu_graph) if h is not None and h.requires_grad]
+
+    def _gram(self) -> torch.Tensor:
+        """`J J^T` `[|K|, |K|]` without the dense `J`: columns `J (J^T e_k)` for a chunk of
+        rows at a time (a batched backward pass for `J^T e_k`, a batched double backward
+        for `J` of them), the chunk holding at most `GRAM_CHUNK_BYTES` of `J^T`;
+        symmetrized."""
+        n, n_p = self.c.numel(), self.g.numel()
+        chunk = max(1, min(JACOBIAN_CHUNK, GRAM_CHUNK_BYTES // (n_p * self.g.element_size())))
+        live = self._transpose_graph()
+        G = self.c.new_zeros((n, n))
+        for start in range(0, n, chunk):
+            k = min(chunk, n - start)
+            rows = self._rows(start, k)
+            (cols,) = torch.autograd.grad(
+                [self._JTu_graph[i] for i in live],
+                self._u,
+                grad_outputs=[rows[i].detach() for i in live],
+                is_grads_batched=True,
+                retain_graph=True,
+            )
+            G[:, start : start + k] = cols.detach().T
+        return 0.5 * (G + G.T)
+
+    def Jv(self, v: torch.Tensor) -> torch.Tensor:
+        """`J v` `[|K|]` for `v` `[P]`."""
+        if self.J is not None:
+            return self.J @ v
+        if not self._live:
+            return v.new_zeros(self.c.numel())
+        live = self._transpose_graph()
+        vs = torch.split(v, [p.numel() for p in self.params])
+        (out,) = torch.autograd.grad(
+            [self._JTu_graph[i] for i in live],
+            self._u,
+            grad_outputs=[vs[i].view_as(self.params[i]) for i in live],
+            retain_graph=True,
+        )
+        return out.detach()
+
+    def JTu(self, u: torch.Tensor) -> torch.Tensor:
+        """`J^T u` `[P]` for `u` `[|K|]`."""
+        if self.J is not None:
+            return self.J.T @ u
+        if not self._live:
+            return torch.zeros_like(self.g)
+        grads = torch.autograd.grad(
+            self.c_graph,
+            self.params,
+            grad_outputs=u.to(self.c),
+            retain_graph=True,
+            allow_unused=True,
+        )
+        return _flat(
+            [torch.zeros_like(p) if gr is None else gr for gr, p in zip(grads, self.params)]
+        ).detach()
+
+    def JTu_anew(self, u: torch.Tensor) -> torch.Tensor:
+        """`J^T u` from a new forward pass, the parameters restored to the piece's: writing
+        them (a trial step) invalidates the graph `JTu` differentiates (matrix-free)."""
+        if not self._live:
+            return torch.zeros_like(self.g)
+        with torch.enable_grad(), PieceMode(self.masks) as mode:  # the piece's own
+            self.loss_fn()
+        grads = torch.autograd.grad(
+            torch.cat(mode.z_K), self.params, grad_outputs=u.to(self.c), allow_unused=True
+        )
+        return _flat(
+            [torch.zeros_like(p) if gr is None else gr for gr, p in zip(grads, self.params)]
+        ).detach()
+
     def solve(self, r: torch.Tensor) -> torch.Tensor:
         """`(J J^T)^+ r`."""
         if not r.numel():
@@ -288,7 +414,7 @@ class _Point:
         """`v` projected on the null space of `J`."""
         if not self.c.numel():
             return v
-        return v - self.J.T @ self.solve(self.J @ v)
+        return v - self.JTu(self.solve(self.Jv(v)))
 
     def s(self) -> torch.Tensor:
         """The derivative choices the multipliers imply, one per kink entry (`nan` where
@@ -323,7 +449,7 @@ class _Point:
     def hvp(self, v: torch.Tensor) -> torch.Tensor:
         """The Hessian of the Lagrangian `F_off + mu . c` times `v`."""
         if self._lagrangian is None:
-            if self.c.numel():
+            if self.c.numel() and self.c_graph.requires_grad:
                 extra = torch.autograd.grad(
                     (self.mu * self.c_graph).sum(),
                     self.params,
@@ -439,14 +565,14 @@ def kink_newton_step(
     state.nu = max(state.nu, 2.0 * float(point.mu.abs().max()) if point.mu.numel() else 0.0)
     c = point.c
     # normal step: the least-norm solution of J d = -c, kept well inside the region
-    d_n = -point.J.T @ point.solve(c) if c.numel() else torch.zeros_like(x)
+    d_n = -point.JTu(point.solve(c)) if c.numel() else torch.zeros_like(x)
     if float(d_n.norm()) > 0.8 * state.radius:
         d_n = d_n * (0.8 * state.radius / float(d_n.norm()))
     r0 = point.g + point.hvp(d_n)
     d_t = _steihaug(point.hvp, point.project, r0, state.radius, d_n)
     d = d_n + d_t
     Hd = point.hvp(d)
-    lin_c = c + point.J @ d if c.numel() else c
+    lin_c = c + point.Jv(d) if c.numel() else c
     pred = -(float(point.g @ d) + 0.5 * float(d @ Hd))
     pred += state.nu * (float(c.abs().sum()) - float(lin_c.abs().sum()))
     phi0 = float(exact) + state.nu * float(c.abs().sum())
@@ -457,7 +583,11 @@ def kink_newton_step(
     rho = (phi0 - phi) / pred
     step = d
     if not rho > ETA and c.numel():  # second-order correction: back onto the manifold
-        d_soc = d - point.J.T @ point.solve(c_new)
+        if point.J is None:  # the piece's graph is spent once the parameters were written
+            _assign(params, x)
+            d_soc = d - point.JTu_anew(point.solve(c_new))
+        else:
+            d_soc = d - point.JTu(point.solve(c_new))
         _assign(params, x + d_soc)
         phi_soc, _, _ = _merit(loss_fn, params, state.masks, state.nu)
         rho_soc = (phi0 - phi_soc) / pred
@@ -484,6 +614,19 @@ def _box_multipliers(point: _Point, s: torch.Tensor) -> torch.Tensor | None:
     `[0, 1]`) when its residual is at most `RELEASE_KKT` of the regularization force.
     With dependent constraint rows the least-norm multipliers can imply an `s` outside
     `[0, 1]` when such others exist."""
+    mu, residual = _box_solution(point, s)
+    if residual > RELEASE_KKT * (point.reg_force or 1.0):
+        return None
+    return mu
+
+
+def _box_solution(point: _Point, s: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """`(mu, ||g + J^T mu||)`: the bounded least-squares multipliers of `_box_multipliers`
+    (scipy's `bvls` on a `|K| x |K|` problem with the same minimizers). Dense `J`: from
+    the QR factors of `J^T`. Matrix-free: from the eigendecomposition `J J^T = V E V^T`
+    the piece already holds, `||J^T mu - t||^2 = ||E^(1/2) V^T mu - b||^2 + const` with
+    `b = E^(-1/2) V^T J t` (eigenvalues below the pseudo-inverse's cutoff dropped, as in
+    `solve`); its residual from one `J^T u` product."""
     import numpy as np
     import scipy.optimize
 
@@ -491,14 +634,18 @@ def _box_multipliers(point: _Point, s: torch.Tensor) -> torch.Tensor | None:
     ends = ((1.0 - point.slope_K) * adj).cpu().numpy()
     lo, hi = np.minimum(ends, 0.0), np.maximum(ends, 0.0)
     hi = np.where(hi > lo, hi, lo + 1e-300)
-    JT = point.J.T.cpu().numpy()
     target = -point.g.cpu().numpy()
-    Q, R = np.linalg.qr(JT)  # the same minimizers from the |K| x |K| problem
-    sol = scipy.optimize.lsq_linear(R, Q.T @ target, bounds=(lo, hi), method="bvls")
-    residual = float(np.linalg.norm(JT @ sol.x - target))
-    if residual > RELEASE_KKT * (point.reg_force or 1.0):
-        return None
-    return torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device)
+    if point.J is not None:
+        JT = point.J.T.cpu().numpy()
+        Q, R = np.linalg.qr(JT)  # the same minimizers from the |K| x |K| problem
+        sol = scipy.optimize.lsq_linear(R, Q.T @ target, bounds=(lo, hi), method="bvls")
+        residual = float(np.linalg.norm(JT @ sol.x - target))
+        return torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device), residual
+    R = (point._evals.clamp_min(0.0).sqrt()[:, None] * point._evecs.T).cpu().numpy()
+    b = (point._inv.sqrt() * (point._evecs.T @ point.Jv(-point.g))).cpu().numpy()
+    sol = scipy.optimize.lsq_linear(R, b, bounds=(lo, hi), method="bvls")
+    mu = torch.as_tensor(sol.x, dtype=point.g.dtype, device=point.g.device)
+    return mu, float((point.JTu(mu) + point.g).norm())
 
 
 def _release(state: KinkNewton, out: torch.Tensor) -> None:
