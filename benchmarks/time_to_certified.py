@@ -23,7 +23,7 @@ import torch
 from benchmarks._common import load
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import get, resolve_config
-from bottlenecklab.experiments.l2._plateau import quick_phases
+from bottlenecklab.experiments.l2._plateau import KINK_END, quick_phases
 from bottlenecklab.measure import certify
 from bottlenecklab.training import train
 
@@ -44,8 +44,7 @@ _TEACHER_START = (
 @dataclass(frozen=True)
 class Net:
     """One benchmarked point: `experiment`'s quick preset with `point` overrides (a grid
-    point), trained by `old` and by the experiment's current quick recipe (`new`, or the
-    given phases)."""
+    point), trained by `old` and by `new` (None: the experiment's current quick recipe)."""
 
     experiment: str
     point: dict[str, Any]
@@ -64,7 +63,12 @@ NETS = (
         {"model.width": 8, "train.lam": 1e-4, "seed": 0},
         quick_phases(*_DIGITS_START),
     ),
-    Net("l2/width-plateau", {"model.width": 2, "seed": 0}, quick_phases(*_TEACHER_START)),
+    Net(
+        "l2/width-plateau",
+        {"model.width": 2, "seed": 0},
+        quick_phases(*_TEACHER_START),
+        quick_phases(*_TEACHER_START, end=KINK_END),
+    ),
 )
 
 

@@ -22,6 +22,7 @@ from bottlenecklab.experiments import (
     resolve_config,
     run_experiment,
 )
+from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
 
 NAMES = [
     "l2/reformulation",
@@ -736,12 +737,22 @@ def test_plateau_gate_without_an_earlier_value_is_not_converged():
     assert "no earlier value of loss" in judged["plateau"].certificate["reason"]
 
 
-def test_teacher_preset_ends_with_the_digits_presets_exact_restarts():
-    def tail(name):
-        phases = resolve_config(get(name), "quick").train.phases
-        return [(p.optimizer, p.steps, p.smooth) for p in phases[-6:]]
+def test_plateau_presets_share_the_smoothed_stages_and_end_as_declared():
+    """Both quick recipes run the same smoothed continuation; the teacher ends with the
+    exact restarts, the digits with the `kink_newton` endgame (a restart as last phase)."""
 
-    assert tail(WP) == tail(WPD) == [("lbfgs", 200, 0.0)] * 5 + [("lbfgs", 100, 0.0)]
+    def phases(name):
+        return [
+            (p.optimizer, p.steps, p.smooth)
+            for p in resolve_config(get(name), "quick").train.phases
+        ]
+
+    smoothed = [(p["optimizer"], p["steps"], p["smooth"]) for p in SMOOTHED_STAGES]
+    for name, end in ((WP, EXACT_END), (WPD, KINK_END)):
+        got = phases(name)
+        assert got[-len(end) - len(smoothed) : -len(end)] == smoothed
+        assert got[-len(end) :] == [(p["optimizer"], p["steps"], 0.0) for p in end]
+    assert phases(WPD)[-1] == ("kink_newton", 10, 0.0)
 
 
 # ---------------------------------------------------------------- quick presets

@@ -56,11 +56,6 @@ AWAITING: tuple[Awaiting, ...] = (
             "(4.546 -> 4.549) stay within theirs (seed 0, 2026-11-28)"
         ),
     ),
-    Awaiting(
-        experiment="l2/width-plateau-digits",
-        claims=("*(lam=0.0001)",),
-        why="the width-2 best seed at lam = 1e-4 stays at stationarity 1.61 > 0.2",
-    ),
 )
 
 

@@ -43,11 +43,12 @@ method crawls (lab notes `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver").
 Limits: each row of `J` (dense or in `J J^T`) costs a backward pass over the whole batch,
 though a kink constraint depends on its own sample only, so forming the piece costs
 `|K|` (dense) or `2 |K|` (matrix-free) such passes, most of a step's time at paper size
-(`python -m benchmarks kink-newton-step`); `J J^T` is `|K|^2` floats. The multipliers
-are the least-norm ones, so where the constraints are degenerate (dependent rows of `J`,
-e.g. a unit dead on many samples) the `s` they give can leave `[0, 1]` although another
-choice inside exists, and the release rule then releases entries it should keep
-(`fcnn/rank-vs-depth`: see the lab notes).
+(`python -m benchmarks kink-newton-step`); `J J^T` is `|K|^2` floats. Where the
+constraints are degenerate (dependent rows of `J`, e.g. a unit dead on every sample) the
+least-norm multipliers can imply an `s` outside `[0, 1]` although another choice inside
+exists; the phase looks for one (bounded least squares) before it releases anything, but
+the steps on such a set converge slowly (`fcnn/rank-vs-depth`, the widest digits nets:
+see the lab notes).
 
 Like the certificate and `SmoothReLU`, kinks are found by intercepting `torch.relu`,
 `F.relu`, `Tensor.relu` and `F.leaky_relu` calls (`TorchFunctionMode`), so any model whose

@@ -31,6 +31,8 @@ from bottlenecklab.models import FCNNConfig
 
 __all__ = [
     "CLAIMS",
+    "EXACT_END",
+    "KINK_END",
     "QUICK",
     "SMOKE",
     "PlateauConfig",
@@ -79,17 +81,28 @@ SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
     for beta in (1e5, 1e6, 1e7)
 )
 
-# The end of both quick recipes: five exact restarted L-BFGS runs of 200 (a wide net can
-# still drift toward the regularized optimum; spec l2-sparsity.md, fourth review), then an
-# exact L-BFGS phase of 100 (value stability's earlier state is its start).
+# The end of the teacher's quick recipe: five exact restarted L-BFGS runs of 200 (a wide
+# net can still drift toward the regularized optimum; spec l2-sparsity.md, fourth review),
+# then an exact L-BFGS phase of 100 (value stability's earlier state is its start).
 EXACT_END: tuple[dict[str, Any], ...] = ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5 + (
     {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},
 )
 
+# The end of the digits' quick recipe (issue 33): Newton-KKT on the kink manifold
+# (`kink_newton`, at most 120 steps; it stops once converged), then a restart of 10 that
+# re-identifies the kink set (value stability's earlier state is its start). It certifies
+# the width-2 nets the exact end leaves on their kinks (lab notes `l2.md`, 2026-11-28).
+KINK_END: tuple[dict[str, Any], ...] = (
+    {"optimizer": "kink_newton", "steps": 120, "lr": 1.0},
+    {"optimizer": "kink_newton", "steps": 10, "lr": 1.0},
+)
 
-def quick_phases(*start: dict[str, Any]) -> tuple[dict[str, Any], ...]:
-    """A quick recipe's phases: `start`, the smoothed continuation, the exact end."""
-    return (*start, *SMOOTHED_STAGES, *EXACT_END)
+
+def quick_phases(
+    *start: dict[str, Any], end: tuple[dict[str, Any], ...] = EXACT_END
+) -> tuple[dict[str, Any], ...]:
+    """A quick recipe's phases: `start`, the smoothed continuation, `end`."""
+    return (*start, *SMOOTHED_STAGES, *end)
 
 
 # Seconds: two widths, one seed, short Adam (each experiment shrinks its data).

@@ -20,6 +20,7 @@ from typing import Any
 from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.experiments.l2._plateau import (
     CLAIMS,
+    KINK_END,
     QUICK,
     SMOKE,
     PlateauConfig,
@@ -56,7 +57,7 @@ class Config(PlateauConfig):
 PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {**SMOKE, "task.per_class": 5, "lams": (1e-3,)},  # seconds: 5 per class, one lam
     # The spec's sizes: 50 per class, 2 seeds, Adam 3k + GD 2k; then (float64) the
-    # smoothed continuation of `l2/width-plateau` to a certified kinked optimum.
+    # smoothed continuation of `l2/width-plateau` and the `kink_newton` endgame.
     "quick": {
         **QUICK,
         "task.per_class": 50,
@@ -64,6 +65,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train.phases": quick_phases(
             {"optimizer": "adam", "steps": 3000, "lr": 1e-3},
             {"optimizer": "sgd", "steps": 2000, "lr": 0.05, "backtrack": True},
+            end=KINK_END,
         ),
     },
     # 004's sizes on the digits (MNIST needs its IDX files): 100 per class, 3 seeds.
