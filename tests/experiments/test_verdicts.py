@@ -236,3 +236,66 @@ def test_claims_awaiting_the_solver_are_expected_not_converged() -> None:
             assert expected_states(a.experiment, claim) == ("not-converged",)
     for lam in ("0.001", "0.0001"):  # lam = 1e-4: certified since the kink_newton end
         assert expected_states("l2/width-plateau-digits", f"plateau(lam={lam})") == ("passed",)
+
+
+KINKED = Reads(("x",), window=1.0, kinked=True)
+
+
+@pytest.mark.parametrize(
+    "prev",
+    [0.5, 0.5 + 1e-12, 0.5 + 0.2, 0.5 + 3.0, None],
+    ids=["still", "round-off", "within", "far", "none"],
+)
+def test_the_tight_gate_ignores_the_extension_on_an_uncertified_net(prev) -> None:
+    """A kinked claim at stationarity 1e-3 (under the experiment's 1e-2) is not-converged
+    whatever the extension did, with the stationarity in the reason (fifth review)."""
+    (c,) = judge(_exp(c=KINKED), None, [CLAIM], [_point(1e-3, 0.5, prev)])
+    assert c.state == "not-converged" and not c.passed
+    assert c.certificate["threshold"] == 1e-4
+    assert "stationarity 0.001 > 0.0001" in c.certificate["reason"]
+
+
+def test_the_tight_gate_passes_a_certified_stable_net_and_keeps_value_stability() -> None:
+    ok = judge(_exp(c=KINKED), None, [CLAIM], [_point(5e-5, 0.5, 0.5 + 0.2)])[0]
+    moved = judge(_exp(c=KINKED), None, [CLAIM], [_point(5e-5, 0.5, 0.5 + 0.3)])[0]
+    assert ok.state == "passed" and moved.state == "not-converged"
+    assert "moved" in moved.certificate["reason"]
+
+
+def test_the_tight_gate_never_loosens_a_tighter_experiment_gate() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        certify: Gate = Gate(threshold=1e-6)
+
+    (c,) = judge(_exp(c=KINKED), Cfg(), [CLAIM], [_point(5e-5, 0.5, 0.5)])
+    assert c.state == "not-converged" and c.certificate["threshold"] == 1e-6
+
+
+# Claims reading a quantity discontinuous at kinks (spec `convergence.md`, fifth review;
+# issue 40): the median -(2/L~)H, H's flatness, layer-portrait's gap ratio, Thm 4's sides.
+KINKED_CLAIMS = {
+    "leaky-resnet/hamiltonian-vs-depth": {"rank-at-largest-leak", "from-below", "coi-from-above"},
+    "leaky-resnet/layer-portrait": {"bottleneck-gap", "hamiltonian-flat"},
+    "leaky-resnet/path-bounds": {
+        "thm4-lower",
+        "thm4-lower-corrected",
+        "thm4-per-layer",
+        "thm4-constant-gamma",
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(KINKED_CLAIMS))
+def test_claims_reading_kinked_quantities_get_the_tight_gate(name) -> None:
+    exp = get(name)
+    kinked = {i for i, r in exp.reads.items() if r.kinked}
+    assert kinked == KINKED_CLAIMS[name]
+
+
+def test_every_claim_awaiting_the_solver_is_tightly_gated() -> None:
+    from bottlenecklab.experiments._awaiting import AWAITING
+
+    for a in AWAITING:
+        reads = get(a.experiment).reads
+        for pattern in a.claims:
+            assert reads[pattern].kinked, (a.experiment, pattern)

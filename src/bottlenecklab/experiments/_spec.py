@@ -20,6 +20,7 @@ from bottlenecklab.config import ConfigError
 from bottlenecklab.training import PhaseConfig
 
 __all__ = [
+    "KINK_THRESHOLD",
     "PRESETS",
     "STATES",
     "Claim",
@@ -41,6 +42,11 @@ PRESETS = ("smoke", "quick", "paper")
 # A claim's verdict (spec `convergence.md`): `passed` and `failed` need a converged network
 # (certificate) for claims about trained networks; `reported` is never counted.
 STATES = ("passed", "failed", "not-converged", "reported", "not-measured")
+
+# The stationarity gate of a claim that reads a quantity discontinuous at ReLU kinks
+# (`Reads(kinked=True)`; spec `convergence.md`, fifth review): far from a critical point
+# such a quantity is chaotic, so neither it nor its value stability decides anything.
+KINK_THRESHOLD = 1e-4
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,10 @@ class Reads:
             finished point in grid order, e.g. the largest `L~` of a sweep).
         where: only the points whose swept values match these (e.g.
             `{"model.depth": 2}` for a claim about the shallow nets).
+        kinked: a scalar read is discontinuous at ReLU kinks (momenta with a `sigma'(0)`
+            choice, the Hamiltonian, a gap ratio at a kink-dependent layer): the claim is
+            gated at stationarity `<= KINK_THRESHOLD` whatever the experiment's
+            threshold, on top of value stability.
     """
 
     scalars: tuple[str, ...]
@@ -106,6 +116,11 @@ class Reads:
     relative: bool = False
     points: str = "all"
     where: Mapping[str, Any] = field(default_factory=dict)
+    kinked: bool = False
+
+    def threshold(self, gate: Gate) -> float:
+        """The largest stationarity this claim's points may have under `gate`."""
+        return min(gate.threshold, KINK_THRESHOLD) if self.kinked else gate.threshold
 
     def __post_init__(self) -> None:
         if self.points not in ("all", "last"):

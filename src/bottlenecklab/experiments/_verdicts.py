@@ -75,14 +75,16 @@ def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dic
     if any(not math.isfinite(s) for s in stats):
         worst = math.nan
     stab = stability(done, reads)
+    threshold = reads.threshold(gate)
     reasons = []
     if not done:
         reasons.append("no trained point")
     elif not math.isfinite(worst):
         reasons.append("no certificate")
-    elif worst > gate.threshold:
-        reasons.append(f"stationarity {worst:.3g} > {gate.threshold:g}")
-    return certificate_record(done, worst, stab, gate, reasons)
+    elif worst > threshold:
+        why = " (reads a quantity discontinuous at kinks)" if reads.kinked else ""
+        reasons.append(f"stationarity {worst:.3g} > {threshold:g}{why}")
+    return certificate_record(done, worst, stab, gate, reasons, threshold=threshold)
 
 
 def certificate_record(
@@ -91,10 +93,12 @@ def certificate_record(
     stab: dict[str, Any],
     gate: Gate,
     reasons: list[str],
+    threshold: float | None = None,
 ) -> dict[str, Any]:
     """A claim's certificate record (`Claim.certificate`): the worst stationarity of the
-    points it gates, the worst value change (`stability`), and the reasons it failed
-    (`reasons`, the stationarity's, with the value stability's added here)."""
+    points it gates against `threshold` (default the gate's), the worst value change
+    (`stability`), and the reasons it failed (`reasons`, the stationarity's, with the
+    value stability's added here)."""
     reasons = list(reasons)
     if done and stab["ratio"] > 1:
         if math.isinf(stab["ratio"]) and not math.isfinite(stab["change"]):
@@ -111,7 +115,7 @@ def certificate_record(
             )
     return {
         "stationarity": worst,
-        "threshold": gate.threshold,
+        "threshold": gate.threshold if threshold is None else threshold,
         "change": stab["change"],
         "allowed": stab["allowed"],
         "scalar": stab.get("scalar"),

@@ -163,14 +163,14 @@ CLAIMS = [
         AT_TOP
         + "the median over layers of -(2/L~)H, +- its estimator-spread, lies within "
         + WINDOW,
-        Reads(("rank_H_median",), window=sum(BASE.rank_window), points="last"),
+        Reads(("rank_H_median",), window=sum(BASE.rank_window), points="last", kinked=True),
         rank_at_largest_leak,
     ),
     ClaimSpec(
         "from-below",
         "the median -(2/L~)H approaches k* = {cfg.task.k_star} from below: non-decreasing in "
         "L~ ({leaks}) and never above k* + {cfg.rank_window[1]:g}",
-        Reads(("rank_H_median",), window=BASE.rank_window[1]),
+        Reads(("rank_H_median",), window=BASE.rank_window[1], kinked=True),
         from_below,
     ),
     ClaimSpec(
@@ -178,7 +178,7 @@ CLAIMS = [
         "at every L~, min over layers of COI_gamma lies above the median -(2/L~)H "
         "(gamma0 = {cfg.gamma0:g}; the smallest gap over L~), and at the largest L~ it lies "
         "in " + WINDOW,
-        Reads(("coi_gamma_min", "rank_H_median"), window=BASE.coi_tolerance),
+        Reads(("coi_gamma_min", "rank_H_median"), window=BASE.coi_tolerance, kinked=True),
         coi_from_above,
     ),
     ClaimSpec(

@@ -102,14 +102,14 @@ CLAIMS = [
         "bottleneck-gap",
         AT + "s_k*/s_(k*+1) of W_l in the middle third (median over {n_middle_layers:.0f} "
         "layers, k* = {cfg.task.k_star})",
-        Reads(("gap_middle_median",), window=BASE.gap_bound),
+        Reads(("gap_middle_median",), window=BASE.gap_bound, kinked=True),
         lambda cfg, pts: _at_top(pts, "gap_middle_median", at_least, cfg.gap_bound),
     ),
     ClaimSpec(
         "hamiltonian-flat",
         AT + "std over layers of -(2/L~)H_l ({spread_H:.3g}) over the smaller of those of "
         "COI_gamma ({spread_coi:.3g}) and (2/L~) kinetic ({spread_kinetic:.3g})",
-        Reads(("spread_ratio",), window=BASE.spread_ratio),
+        Reads(("spread_ratio",), window=BASE.spread_ratio, kinked=True),
         lambda cfg, pts: _at_top(pts, "spread_ratio", at_most, cfg.spread_ratio),
     ),
     ClaimSpec(  # vacuous as a bound (lab notes)

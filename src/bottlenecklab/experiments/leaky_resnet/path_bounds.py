@@ -180,7 +180,7 @@ def metric_slopes(cfg: Config, pts: Points) -> Outcome:
 
 
 _LN_RANGE = math.log(24.0 / 6.0)  # a slope window w is a relative window w ln 4 (quick)
-MIDDLE = Reads(("thm4_middle",), window=0.25)
+MIDDLE = Reads(("thm4_middle",), window=0.25, kinked=True)  # reads H and B
 THM4 = "000 Thm 4"
 SLOPE = "log-log slope against L~ (values {%s})"
 UNTRAINED = "; the bound {cfg.max_exponent:g} holds on the untrained nets too: reported"
@@ -270,7 +270,7 @@ CLAIMS = [
         "at gamma = 1/L~: the largest fraction of its window a layer uses, over layers, "
         "both ridges and the sweep (at most 1 where it holds; per L~ at gamma_l: "
         "{thm4_window_used_max}; at 1/L~: {thm4_window_used_max_const})",
-        Reads(("thm4_window_used_max", "thm4_window_used_max_const"), window=1.0),
+        Reads(("thm4_window_used_max", "thm4_window_used_max_const"), window=1.0, kinked=True),
         _sweep(per_layer),
         source=THM4,
     ),
