@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
 
 # name -> (claim ids in order, figure files, scalars every point must measure)
@@ -198,11 +199,18 @@ def _states(name: str, points: list[PointResult]) -> dict[str, str]:
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
 
 
+CERTIFIED = 0.5 * KINK_THRESHOLD  # a stationarity every gate accepts
+
+
 def test_flagship_claims_pass_when_certified_and_not_converged_above_the_threshold() -> None:
     threshold = resolve_config(get(FLAGSHIP), "quick").certify.threshold
-    got = _states(FLAGSHIP, _flagship_points(0.5 * threshold))
+    got = _states(FLAGSHIP, _flagship_points(CERTIFIED))
     assert got.pop("estimator-spread") == "reported"
     assert set(got.values()) == {"passed"}
+    # the median claims read -(2/L~)H, discontinuous at kinks: the tight gate
+    got = _states(FLAGSHIP, _flagship_points(KINK_THRESHOLD * (1 + 1e-6)))
+    assert got.pop("estimator-spread") == "reported" and got.pop("test-error") == "passed"
+    assert set(got.values()) == {"not-converged"}
     got = _states(FLAGSHIP, _flagship_points(threshold * (1 + 1e-6)))
     assert got.pop("estimator-spread") == "reported"
     assert set(got.values()) == {"not-converged"}
@@ -211,7 +219,7 @@ def test_flagship_claims_pass_when_certified_and_not_converged_above_the_thresho
 def test_flagship_claims_not_converged_when_the_median_moved_in_the_last_phase() -> None:
     """`from-below` reads the medians with window 0.5: a move of 0.2 > 0.5/4 over the
     last phase leaves it not-converged even with a certified stationarity."""
-    got = _states(FLAGSHIP, _flagship_points(0.1, moved=0.2))
+    got = _states(FLAGSHIP, _flagship_points(CERTIFIED, moved=0.2))
     assert got["from-below"] == "not-converged"
     assert got["rank-at-largest-leak"] == "passed"  # window 1.5: 0.2 <= 0.375
 
@@ -231,13 +239,13 @@ def test_flagship_claims_not_converged_when_the_median_moved_in_the_last_phase()
     ],
 )
 def test_flagship_claims_fail_on_wrong_converged_results(medians, coi, moved, failing) -> None:
-    got = _states(FLAGSHIP, _flagship_points(0.1, medians, coi, moved))
+    got = _states(FLAGSHIP, _flagship_points(CERTIFIED, medians, coi, moved))
     assert got[failing] == "failed"
 
 
 def test_flagship_estimator_spread_is_the_last_phase_change_at_the_largest_leak() -> None:
     exp = get(FLAGSHIP)
-    claims = exp.evaluate(resolve_config(exp, "quick"), _flagship_points(0.1, moved=0.05))
+    claims = exp.evaluate(resolve_config(exp, "quick"), _flagship_points(CERTIFIED, moved=0.05))
     spread = {c.id: c for c in claims}["estimator-spread"]
     assert spread.asserted is False
     assert spread.measured == pytest.approx(0.05)
@@ -273,7 +281,7 @@ def _path_points(path_length, used=(0.5, 0.5), leaks=(6.0, 12.0, 24.0), metric=N
                     "thm4_window_used_max_const": u[1],
                 }
                 | thm4,
-                0.1,
+                CERTIFIED,
             ),
         )
         for leak, u in zip(leaks, per_point)
