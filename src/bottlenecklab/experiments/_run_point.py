@@ -21,7 +21,7 @@ from bottlenecklab.config import from_dict
 from bottlenecklab.experiments._registry import get
 from bottlenecklab.experiments._spec import PointResult
 from bottlenecklab.experiments._verdicts import PREV, gate_of
-from bottlenecklab.measure import certify
+from bottlenecklab.measure import certify, one_based
 from bottlenecklab.sweeps import (
     Executor,
     RunContext,
@@ -299,7 +299,7 @@ def point_result(
         message=message,
         scalars=scalars,
         layers=strip,
-        spectra=[{k: v for k, v in r.items() if k != "run_id"} for r in spectra],
+        spectra=one_based([{k: v for k, v in r.items() if k != "run_id"} for r in spectra]),
         steps=int(row.get("info.steps") or 0),
         wall_s=float(row.get("info.wall_s") or 0.0),
         tables={

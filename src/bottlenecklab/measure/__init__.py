@@ -207,15 +207,19 @@ from bottlenecklab.measure.sparsity import (
 
 # Singular values of weights, per layer and per frequency (`measure.spectra`)
 from bottlenecklab.measure.spectra import (
+    SPECTRUM_COLUMNS,
     TW_MARGIN,
     frequency_spectra,
     gap_at,
     largest_gap,
     layer_frequency_singular_values,
     layer_modes,
-    layer_singular_values,
+    matrix_spectra,
     mode_table,
     mp_spikes,
+    one_based,
+    spectra_by_layer,
+    spectrum_rows,
     weight_spectra,
 )
 
@@ -392,15 +396,19 @@ __all__ = [  # noqa: RUF022
     "plateau_start",
     "prune_one_dim",
     # measure.spectra
+    "SPECTRUM_COLUMNS",
     "TW_MARGIN",
     "frequency_spectra",
     "gap_at",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",
-    "layer_singular_values",
+    "matrix_spectra",
     "mode_table",
     "mp_spikes",
+    "one_based",
+    "spectra_by_layer",
+    "spectrum_rows",
     "weight_spectra",
     # measure.stats
     "fit_line",

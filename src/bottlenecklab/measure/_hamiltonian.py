@@ -27,6 +27,7 @@ from bottlenecklab.measure._certify import (
 )
 from bottlenecklab.measure._coi import as_float64, features
 from bottlenecklab.measure._representation import coi_columns
+from bottlenecklab.measure._spectra import spectrum_rows
 from bottlenecklab.tasks import data_cost
 
 __all__ = [
@@ -359,8 +360,7 @@ def leaky_resnet_layers(
             H_auto = float(theory.hamiltonian(A_prev, B_auto[l - 1], leak))
             rows[-1]["rank_H_autograd"] = -2.0 / leak * H_auto
         for name, values in (("W", torch.linalg.svdvals(Wl)), ("A", s_A)):
-            for i, s in enumerate(values[:top].tolist()):
-                spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
+            spectra += spectrum_rows(l, name, values[:top].tolist())
         S_prev, svd_prev = S, svd
     return LayerTable(rows=rows, spectra=spectra)
 

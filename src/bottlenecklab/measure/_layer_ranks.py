@@ -22,7 +22,6 @@ __all__ = [
     "centred_rank",
     "centred_singular_values",
     "cor8_summary",
-    "gap_at",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
@@ -31,7 +30,6 @@ __all__ = [
     "middle_rank",
     "random_middle_medians",
     "representation_bottleneck",
-    "weight_spectra",
 ]
 
 RANK_FLOOR = 0.1  # singular values of W_l above 0.1 (paper 001, Fig 1)
@@ -110,17 +108,6 @@ def middle_median(values: np.ndarray, p: float) -> float:
     return float(np.median(values[mid])) if mid.any() else math.nan
 
 
-def weight_spectra(model: Any) -> list[dict[str, Any]]:
-    """Singular values of every `W_l`, long format `{"layer", "matrix", "index", "value"}`."""
-    rows = []
-    for l, W in enumerate(model.weights, start=1):
-        s = torch.linalg.svdvals(W.detach().double())
-        rows += [
-            {"layer": l, "matrix": "W", "index": i, "value": float(v)} for i, v in enumerate(s)
-        ]
-    return rows
-
-
 def representation_bottleneck(
     model: Any, X: torch.Tensor | np.ndarray, k: int, p: float = 0.25
 ) -> dict[str, Any]:
@@ -184,18 +171,6 @@ def affine_profile(
         ratio = float(s[1] / s[0]) if s.numel() > 1 and s[0] > 0 else 0.0
         rows.append({"layer": l, "affine_ratio": ratio, "affine_rank": centred_rank(z, rel)})
     return rows
-
-
-def gap_at(spectra: list[dict[str, Any]], k: int, matrix: str = "W") -> np.ndarray:
-    """`s_k / s_(k+1)` of every layer's `matrix` from spectra in the long format of
-    `weight_spectra` (`{"layer", "matrix", "index", "value"}`, `index` 1-based); a
-    missing `s_k` reads 0, a missing or zero `s_(k+1)` as 1e-300. Paper 000, Fig 1b: `k*`
-    singular values stand out in the bottleneck. Returns `[L]`, layers in order."""
-    sv: dict[int, dict[int, float]] = {}
-    for s in spectra:
-        if s["matrix"] == matrix:
-            sv.setdefault(int(s["layer"]), {})[int(s["index"])] = float(s["value"])
-    return np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
 
 
 def random_middle_medians(

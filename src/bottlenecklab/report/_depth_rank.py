@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
-from bottlenecklab.measure import rank_group_fits
+from bottlenecklab.measure import rank_group_fits, spectra_by_layer
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["bottleneck_bounds", "depth_spectra", "rank_vs_depth", "representation_cost"]
@@ -109,9 +109,7 @@ def depth_spectra(record: RunRecord, folder: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(pick), figsize=(3.0 * len(pick), 2.8), squeeze=False)
     for ax, L in zip(axes[0], pick):
         r = by_depth[L]
-        layers = sorted({s["layer"] for s in r.spectra})
-        for l in layers:
-            vals = [s["value"] for s in r.spectra if s["layer"] == l]
+        for l, vals in spectra_by_layer(r.spectra, "W").items():
             ax.semilogy([l] * len(vals), np.maximum(vals, 1e-6), "_", color="C0", ms=8)
         ax.axhline(0.1, color="k", lw=0.6, ls=":")
         ax.set_title(f"L = {L:g} (middle rank {r.scalars['middle_rank']:g})", fontsize=8)
