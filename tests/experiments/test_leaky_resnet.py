@@ -342,7 +342,7 @@ def test_thm4_per_layer_not_converged_when_the_used_fraction_moved() -> None:
     """Value stability reads the used fractions with the window's scale (1): a move of
     0.3 > 1/4 leaves the claim not-converged."""
     points = _path_points(lambda L: 30.0)
-    points[-1].scalars["prev_thm4_window_used_max"] = 0.5 - 0.3
+    points[-1].earlier.values["thm4_window_used_max"] = 0.5 - 0.3
     assert _states(PATH, points)["thm4-per-layer"] == "not-converged"
 
 

@@ -193,7 +193,7 @@ def test_every_claim_of_a_trained_experiment_is_gated_or_says_why_not(name, smok
         if c.asserted and exp.reads_of(c.id) is None and not exp.is_ungated(c.id)
     ]
     assert not undeclared, f"{name}: declare reads or ungated for {undeclared}"
-    read = {s for r in exp.reads.values() for s in r.scalars}
+    read = {s for r in exp.reads.values() for s in r.names}
     for point in record.points:
         assert read <= set(point.scalars), f"{name} reads scalars it does not measure"
 

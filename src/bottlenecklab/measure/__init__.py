@@ -27,6 +27,9 @@ quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...)
 | `measure.views` | Low-dimensional views of representations (000, 004) |
 """
 
+# A measured quantity, declared once in the concept module that computes it
+from bottlenecklab.measure._quantity import Quantity
+
 # Balancedness at a critical point (papers 000, 001, 003) (`measure.balance`)
 from bottlenecklab.measure.balance import (
     balance_residuals,
@@ -85,6 +88,9 @@ from bottlenecklab.measure.decision import (
 
 # Data costs and rollouts (`measure.evaluation`)
 from bottlenecklab.measure.evaluation import (
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
     ball_rollout,
     costs,
     float64_copy,
@@ -93,7 +99,10 @@ from bottlenecklab.measure.evaluation import (
 
 # Representation geodesics of a leaky ResNet: momenta, Hamiltonian (000) (`measure.geodesics`)
 from bottlenecklab.measure.geodesics import (
+    COI_GAMMA_MIN,
     INPUT_PAIRED,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
     LayerTable,
     hamiltonian,
     hamiltonian_summary,
@@ -262,6 +271,8 @@ from bottlenecklab.measure.views import (
 
 # Grouped by concept module, in the order of the imports above.
 __all__ = [  # noqa: RUF022
+    # measure._quantity
+    "Quantity",
     # measure.balance
     "balance_residuals",
     "balancedness_residual",
@@ -304,12 +315,18 @@ __all__ = [  # noqa: RUF022
     "tripoint_table",
     "tripoints",
     # measure.evaluation
+    "TEST_COST",
+    "TEST_ERROR",
+    "TRAIN_COST",
     "ball_rollout",
     "costs",
     "float64_copy",
     "rollout",
     # measure.geodesics
+    "COI_GAMMA_MIN",
     "INPUT_PAIRED",
+    "RANK_H_GAMMA_MEDIAN",
+    "RANK_H_MEDIAN",
     "LayerTable",
     "hamiltonian",
     "hamiltonian_summary",

@@ -7,9 +7,10 @@ from typing import Any
 
 import torch
 
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.tasks import COSTS, Dataset
 
-__all__ = ["costs", "float64_copy"]
+__all__ = ["TEST_COST", "TEST_ERROR", "TRAIN_COST", "costs", "float64_copy"]
 
 
 def float64_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -32,3 +33,26 @@ def costs(model: Any, data: Dataset, cost: str = "mse") -> dict[str, float]:
             out[f"{split}_cost"] = float(fn(net(X64), torch.as_tensor(Y, dtype=torch.float64)))
     out["test_error"] = out["test_cost"] / data.d_out
     return out
+
+
+TRAIN_COST = Quantity(
+    "train_cost",
+    "the data cost of the trained network (`COSTS[cost]`, e.g. (1/N)||Y - Y_hat||_F^2)",
+    function=costs,
+    over="the training set (float64 copy)",
+    units="the cost's units",
+)
+TEST_COST = Quantity(
+    "test_cost",
+    "the data cost of the trained network on held-out data",
+    function=costs,
+    over="the test set (float64 copy)",
+    units="the cost's units",
+)
+TEST_ERROR = Quantity(
+    "test_error",
+    "relative test error C_test / d_out (1: the trivial predictor on unit-variance outputs)",
+    function=costs,
+    over="the test set (float64 copy)",
+    units="relative",
+)

@@ -8,7 +8,10 @@ closed forms of the Hamiltonian system are in `theory.geodesics`.
 """
 
 from bottlenecklab.measure._hamiltonian import (
+    COI_GAMMA_MIN,
     INPUT_PAIRED,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
     LayerTable,
     hamiltonian,
     hamiltonian_summary,
@@ -21,7 +24,10 @@ from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 
 __all__ = [
+    "COI_GAMMA_MIN",
     "INPUT_PAIRED",
+    "RANK_H_GAMMA_MEDIAN",
+    "RANK_H_MEDIAN",
     "LayerTable",
     "hamiltonian",
     "hamiltonian_summary",

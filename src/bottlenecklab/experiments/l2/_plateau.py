@@ -123,7 +123,7 @@ QUICK: dict[str, Any] = {"train.dtype": "float64", "train.log_every": 100}
 # the tolerance over the last phase). The runner's gate would ask every seed to be
 # stationary, an unfinished restart far above the best included, so the claims are
 # `Ungated`; the reported `unfinished-restarts` reads every seed's loss, which makes the
-# runner keep its earlier value (`prev_loss`) for value stability.
+# runner keep its earlier value (`PointResult.earlier`) for value stability.
 LOSS_READ = Reads(("loss",), window=PlateauConfig.trend_tol, relative=True)
 
 
@@ -133,7 +133,7 @@ def plateau_gate(
     """The certificate of a width sweep's claims, which read each width's lowest loss over
     seeds (spec `l2-sparsity.md`, fourth review).
 
-    Stationarity (`cert_stationarity <= cfg.certify.threshold`) is required of the seed
+    Stationarity (`certificate.stationarity <= cfg.certify.threshold`) is required of the seed
     that sets each width's lowest `loss` and of every seed within `tol` (relative) of it;
     value stability (`_verdicts.stability`, window `tol`) of every seed. A seed more than
     `tol` above its width's best that fails stationarity is an unfinished restart: listed,
@@ -157,7 +157,7 @@ def plateau_gate(
         pts = sorted(by_width[w], key=lambda p: p.scalars["loss"])
         best = pts[0].scalars["loss"]
         for rank, p in enumerate(pts):
-            stat = p.scalars.get("cert_stationarity", math.nan)
+            stat = p.certificate.stationarity if p.certificate else math.nan
             ok = math.isfinite(stat) and stat <= gate.threshold
             above = p.scalars["loss"] / best - 1 if best > 0 else math.inf
             who = f"width {w:g} seed {p.point.get('seed', '?')}"

@@ -1,6 +1,7 @@
 """What the trained-network experiments of paper 000 share: the base config at the
-paper's sizes, the smoke and quick recipes, the layer measurement, the layer regions, and
-the convergence certificate's settings for leaky ResNets."""
+paper's sizes, the smoke and quick recipes, the layer measurement (`LAYERS`: the
+quantities it writes), the layer regions, and the convergence certificate's settings for
+leaky ResNets."""
 
 from __future__ import annotations
 
@@ -10,20 +11,35 @@ from typing import Any
 
 import numpy as np
 
-from bottlenecklab.experiments._spec import Gate
-from bottlenecklab.measure import LayerTable, costs, hamiltonian_summary, leaky_resnet_layers
+from bottlenecklab.experiments._spec import Gate, Measure, Measurement
+from bottlenecklab.measure import (
+    COI_GAMMA_MIN,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
+    LayerTable,
+    Quantity,
+    costs,
+    hamiltonian_summary,
+    leaky_resnet_layers,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig, continuation
 
 __all__ = [
     "EXTENSION",
+    "K_STAR",
+    "LAYERS",
     "LEAKY_GATE",
     "PAPER_TRAINING",
     "QUICK",
     "SMOKE",
     "PaperConfig",
     "layer_measurement",
+    "presets",
     "region",
 ]
 
@@ -124,6 +140,13 @@ QUICK: dict[str, Any] = {
 }
 
 
+def presets(smoke: dict[str, Any], quick: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """An experiment's three presets: `SMOKE` and `QUICK` with its own overrides (its
+    sweep, depth, schedule; each with its reason where it is written), and the paper's
+    training `PAPER_TRAINING` (the paper's sizes and lam, App. B, continuation in lam)."""
+    return {"smoke": {**SMOKE, **smoke}, "quick": {**QUICK, **quick}, "paper": PAPER_TRAINING}
+
+
 def layer_measurement(
     model: Any, data: Dataset, lam: float, gamma0: float, *, clarke: bool = True
 ) -> tuple[LayerTable, dict[str, float]]:
@@ -139,6 +162,31 @@ def layer_measurement(
     scalars.update(costs(model, data))
     scalars["k_star"] = float(data.k_star) if data.k_star is not None else float("nan")
     return table, scalars
+
+
+K_STAR = Quantity(
+    "k_star",
+    "the teacher's bottleneck rank k* as the data set reports it (paper 000, App B)",
+    function=layer_measurement,
+    over="the data set (no network)",
+    units="rank",
+    rule="the teacher's construction (its inner width), no cutoff",
+)
+
+
+def _layers(model: Any, data: Dataset, cfg: Any) -> Measurement:
+    """`layer_measurement` at the config's `lam`, `gamma0` and `clarke` (default True)."""
+    clarke = getattr(cfg, "clarke", True)
+    table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0, clarke=clarke)
+    return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
+
+
+# The layer measurement of a trained leaky ResNet: the per-layer table, its Hamiltonian
+# summary, the data costs and k* (float64, training set).
+LAYERS = Measure(
+    _layers,
+    (RANK_H_MEDIAN, RANK_H_GAMMA_MEDIAN, COI_GAMMA_MIN, TRAIN_COST, TEST_COST, TEST_ERROR, K_STAR),
+)
 
 
 def region(table: LayerTable, lo: float, hi: float, at: str = "p_in") -> np.ndarray:
