@@ -10,19 +10,16 @@ import pytest
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
+from bottlenecklab.measure import COI_GAMMA_MIN, RANK_H_GAMMA_MEDIAN, RANK_H_MEDIAN, TEST_ERROR
 
 # name -> (claim ids in order, figure files, scalars every point must measure)
 EXPECTED = {
-    "leaky-resnet/hamiltonian-vs-depth": (
-        ("estimator-spread", "rank-at-largest-leak", "from-below", "coi-from-above", "test-error"),
+    hvd.EXPERIMENT.name: (
+        tuple(c.id for c in hvd.EXPERIMENT.claims),
         ("hamiltonian_vs_leak", "layer_portrait"),
-        (
-            "rank_H_median",
-            "rank_H_gamma_median",
-            "coi_gamma_min",
-            "cp_residual_median",
-            "test_error",
-        ),
+        tuple(str(q) for q in (RANK_H_MEDIAN, RANK_H_GAMMA_MEDIAN, COI_GAMMA_MIN, TEST_ERROR))
+        + ("cp_residual_median",),
     ),
     "leaky-resnet/layer-portrait": (
         ("bottleneck-gap", "hamiltonian-flat", "kinetic-middle", "coi-bottleneck", "non-negative"),
@@ -147,7 +144,7 @@ REPORTED = {
     "BS-bounded",
     "thm4-upper",
     "adaptive-overhead",
-    "estimator-spread",
+    hvd.ESTIMATOR_SPREAD.id,
     "kinetic-middle",
     "non-negative",
     "path-length-metric-slopes",
@@ -183,7 +180,9 @@ def _flagship_points(
         _point(
             leak,
             **_certified(
-                {"rank_H_median": m, "coi_gamma_min": c, "test_error": 0.3}, stationarity, moved
+                {RANK_H_MEDIAN.name: m, COI_GAMMA_MIN.name: c, TEST_ERROR.name: 0.3},
+                stationarity,
+                moved,
             ),
         )
         for leak, m, c in zip((6.0, 12.0, 24.0), medians, coi)
@@ -196,7 +195,9 @@ def _states(name: str, points: list[PointResult]) -> dict[str, str]:
     return {c.id: c.state for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
 
 
-FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
+FLAGSHIP = hvd.EXPERIMENT.name
+SPREAD, TOP = hvd.ESTIMATOR_SPREAD, hvd.RANK_AT_LARGEST_LEAK
+BELOW, COI = hvd.FROM_BELOW, hvd.COI_FROM_ABOVE
 
 
 CERTIFIED = 0.5 * KINK_THRESHOLD  # a stationarity every gate accepts
@@ -205,14 +206,14 @@ CERTIFIED = 0.5 * KINK_THRESHOLD  # a stationarity every gate accepts
 def test_flagship_claims_pass_when_certified_and_not_converged_above_the_threshold() -> None:
     threshold = resolve_config(get(FLAGSHIP), "quick").certify.threshold
     got = _states(FLAGSHIP, _flagship_points(CERTIFIED))
-    assert got.pop("estimator-spread") == "reported"
+    assert got.pop(SPREAD.id) == "reported"
     assert set(got.values()) == {"passed"}
     # the median claims read -(2/L~)H, discontinuous at kinks: the tight gate
     got = _states(FLAGSHIP, _flagship_points(KINK_THRESHOLD * (1 + 1e-6)))
-    assert got.pop("estimator-spread") == "reported" and got.pop("test-error") == "passed"
+    assert got.pop(SPREAD.id) == "reported" and got.pop(hvd.TEST_ERROR_CLAIM.id) == "passed"
     assert set(got.values()) == {"not-converged"}
     got = _states(FLAGSHIP, _flagship_points(threshold * (1 + 1e-6)))
-    assert got.pop("estimator-spread") == "reported"
+    assert got.pop(SPREAD.id) == "reported"
     assert set(got.values()) == {"not-converged"}
 
 
@@ -220,33 +221,33 @@ def test_flagship_claims_not_converged_when_the_median_moved_in_the_last_phase()
     """`from-below` reads the medians with window 0.5: a move of 0.2 > 0.5/4 over the
     last phase leaves it not-converged even with a certified stationarity."""
     got = _states(FLAGSHIP, _flagship_points(CERTIFIED, moved=0.2))
-    assert got["from-below"] == "not-converged"
-    assert got["rank-at-largest-leak"] == "passed"  # window 1.5: 0.2 <= 0.375
+    assert got[BELOW.id] == "not-converged"
+    assert got[TOP.id] == "passed"  # window 1.5: 0.2 <= 0.375
 
 
 @pytest.mark.parametrize(
     "medians, coi, moved, failing",
     [
-        ((3.2, 4.1, 3.7), (5.5, 5.0, 4.8), 0.0, "from-below"),  # a dip of 0.4 > 0.1
-        ((3.2, 5.8, 4.6), (6.5, 6.0, 4.8), 0.0, "from-below"),  # above k* + 0.5 on the way
-        ((3.2, 4.1, 6.0), (5.5, 5.0, 6.5), 0.0, "rank-at-largest-leak"),  # overshoots k*
-        ((3.2, 4.1, 4.6), (5.5, 3.5, 4.8), 0.0, "coi-from-above"),  # COI below H by 0.6
+        ((3.2, 4.1, 3.7), (5.5, 5.0, 4.8), 0.0, BELOW),  # a dip of 0.4 > 0.1
+        ((3.2, 5.8, 4.6), (6.5, 6.0, 4.8), 0.0, BELOW),  # above k* + 0.5 on the way
+        ((3.2, 4.1, 6.0), (5.5, 5.0, 6.5), 0.0, TOP),  # overshoots k*
+        ((3.2, 4.1, 4.6), (5.5, 3.5, 4.8), 0.0, COI),  # COI below H by 0.6
         # the untrained net's values (vacuity audit): COI far above, out of k*'s window
-        ((3.2, 4.1, 4.6), (5.5, 5.0, 9357.0), 0.0, "coi-from-above"),
-        ((3.2, 4.1, 4.6), (5.5, 5.0, 5.6), 0.0, "coi-from-above"),  # above k* + 0.5
+        ((3.2, 4.1, 4.6), (5.5, 5.0, 9357.0), 0.0, COI),
+        ((3.2, 4.1, 4.6), (5.5, 5.0, 5.6), 0.0, COI),  # above k* + 0.5
         # median 4.1 inside [4, 5.5], but +- its spread 0.11 reaches below 4
-        ((3.2, 4.0, 4.1), (5.5, 5.0, 4.8), 0.11, "rank-at-largest-leak"),
+        ((3.2, 4.0, 4.1), (5.5, 5.0, 4.8), 0.11, TOP),
     ],
 )
 def test_flagship_claims_fail_on_wrong_converged_results(medians, coi, moved, failing) -> None:
     got = _states(FLAGSHIP, _flagship_points(CERTIFIED, medians, coi, moved))
-    assert got[failing] == "failed"
+    assert got[failing.id] == "failed"
 
 
 def test_flagship_estimator_spread_is_the_last_phase_change_at_the_largest_leak() -> None:
     exp = get(FLAGSHIP)
     claims = exp.evaluate(resolve_config(exp, "quick"), _flagship_points(CERTIFIED, moved=0.05))
-    spread = {c.id: c for c in claims}["estimator-spread"]
+    spread = {c.id: c for c in claims}[SPREAD.id]
     assert spread.asserted is False
     assert spread.measured == pytest.approx(0.05)
 

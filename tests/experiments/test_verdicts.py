@@ -30,6 +30,7 @@ from bottlenecklab.experiments import (
 )
 from bottlenecklab.experiments._checks import at_most, in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import ClaimSpec, Outcome
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 
 
 def _exp(per: str | None = None, **reads: Reads) -> Experiment:
@@ -273,8 +274,9 @@ def test_the_tight_gate_never_loosens_a_tighter_experiment_gate() -> None:
 
 # Claims reading a quantity discontinuous at kinks (spec `convergence.md`, fifth review;
 # issue 40): the median -(2/L~)H, H's flatness, layer-portrait's gap ratio, Thm 4's sides.
+HVD_KINKED = (hvd.RANK_AT_LARGEST_LEAK, hvd.FROM_BELOW, hvd.COI_FROM_ABOVE)
 KINKED_CLAIMS = {
-    "leaky-resnet/hamiltonian-vs-depth": {"rank-at-largest-leak", "from-below", "coi-from-above"},
+    hvd.EXPERIMENT.name: {c.id for c in HVD_KINKED},
     "leaky-resnet/layer-portrait": {"bottleneck-gap", "hamiltonian-flat"},
     "leaky-resnet/path-bounds": {
         "thm4-lower",

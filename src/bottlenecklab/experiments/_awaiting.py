@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
+
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 
 __all__ = ["AWAITING", "Awaiting", "awaiting_of"]
 
@@ -22,14 +25,19 @@ class Awaiting:
     """Claims of one experiment left to the solver.
 
     Args:
-        experiment: the experiment's name.
-        claims: claim ids or glob patterns (`non-increasing(lam=0.0001)`).
+        experiment: the experiment (an `Experiment`, or its name).
+        claims: its claims (`ClaimSpec`s), or claim ids or glob patterns
+            (`non-increasing(lam=0.0001)`); kept as ids.
         why: what the certificate measures there (numbers, settings).
     """
 
-    experiment: str
-    claims: tuple[str, ...]
+    experiment: Any
+    claims: tuple[Any, ...]
     why: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "experiment", getattr(self.experiment, "name", self.experiment))
+        object.__setattr__(self, "claims", tuple(getattr(c, "id", c) for c in self.claims))
 
     def covers(self, experiment: str, claim: str) -> bool:
         return experiment == self.experiment and any(
@@ -39,8 +47,8 @@ class Awaiting:
 
 AWAITING: tuple[Awaiting, ...] = (
     Awaiting(
-        experiment="leaky-resnet/hamiltonian-vs-depth",
-        claims=("rank-at-largest-leak", "from-below", "coi-from-above"),
+        experiment=hvd.EXPERIMENT,
+        claims=(hvd.RANK_AT_LARGEST_LEAK, hvd.FROM_BELOW, hvd.COI_FROM_ABOVE),
         why=(
             "they read the median -(2/L~)H, discontinuous at kinks, so they are gated at "
             "stationarity <= 1e-4 (KINK_THRESHOLD); the quick nets end at 0.05-0.23, where "
