@@ -278,6 +278,19 @@ class Measure:
         """Whether the measurement holds `quantity` (by name)."""
         return str(quantity) in {q.name for q in self.quantities}
 
+    def plus(self, *quantities: Quantity) -> Measure:
+        """This measurement and `quantities`, each computed by its own `function(model,
+        data) -> float` on the same trained network (`docs/add-a-quantity.md`)."""
+        base = self.function
+
+        def measured(model: Any, data: Any, cfg: Any) -> Measurement:
+            m = base(model, data, cfg)
+            extra = {q.name: float(q.function(model, data)) for q in quantities}
+            return dataclasses.replace(m, scalars={**m.scalars, **extra})
+
+        measured.__name__ = base.__name__
+        return Measure(measured, (*self.quantities, *quantities))
+
 
 @dataclass(frozen=True)
 class PointResult:
