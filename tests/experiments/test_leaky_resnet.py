@@ -11,7 +11,14 @@ from bottlenecklab.experiments import PointResult, get, resolve_config, run_expe
 from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
-from bottlenecklab.measure import COI_GAMMA_MIN, RANK_H_GAMMA_MEDIAN, RANK_H_MEDIAN, TEST_ERROR
+from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
+from bottlenecklab.measure import (
+    COI_GAMMA_MIN,
+    PORTRAIT,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
+    TEST_ERROR,
+)
 
 # name -> (claim ids in order, figure files, scalars every point must measure)
 EXPECTED = {
@@ -21,10 +28,10 @@ EXPECTED = {
         tuple(str(q) for q in (RANK_H_MEDIAN, RANK_H_GAMMA_MEDIAN, COI_GAMMA_MIN, TEST_ERROR))
         + ("cp_residual_median",),
     ),
-    "leaky-resnet/layer-portrait": (
-        ("bottleneck-gap", "hamiltonian-flat", "kinetic-middle", "coi-bottleneck", "non-negative"),
+    portrait.EXPERIMENT.name: (
+        tuple(c.id for c in portrait.EXPERIMENT.claims),
         ("layer_portrait",),
-        ("gap_middle_median", "spread_H", "kinetic_middle_over_ends"),
+        tuple(q.name for q in PORTRAIT) + ("spread_H",),
     ),
     "leaky-resnet/discretization": (
         ("adaptive-beats-equidistant", "adaptive-steps-middle", "adaptive-overhead"),
@@ -145,8 +152,8 @@ REPORTED = {
     "thm4-upper",
     "adaptive-overhead",
     hvd.ESTIMATOR_SPREAD.id,
-    "kinetic-middle",
-    "non-negative",
+    portrait.KINETIC_MIDDLE.id,
+    portrait.NON_NEGATIVE.id,
     "path-length-metric-slopes",
     "thm4-per-layer-paper-form",
     "thm4-per-layer-negative-arg",

@@ -31,6 +31,7 @@ from bottlenecklab.experiments import (
 from bottlenecklab.experiments._checks import at_most, in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import ClaimSpec, Outcome
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
+from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
 
 
 def _exp(per: str | None = None, **reads: Reads) -> Experiment:
@@ -277,7 +278,7 @@ def test_the_tight_gate_never_loosens_a_tighter_experiment_gate() -> None:
 HVD_KINKED = (hvd.RANK_AT_LARGEST_LEAK, hvd.FROM_BELOW, hvd.COI_FROM_ABOVE)
 KINKED_CLAIMS = {
     hvd.EXPERIMENT.name: {c.id for c in HVD_KINKED},
-    "leaky-resnet/layer-portrait": {"bottleneck-gap", "hamiltonian-flat"},
+    portrait.EXPERIMENT.name: {portrait.BOTTLENECK_GAP.id, portrait.HAMILTONIAN_FLAT.id},
     "leaky-resnet/path-bounds": {
         "thm4-lower",
         "thm4-lower-corrected",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
+from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
 
 __all__ = ["AWAITING", "Awaiting", "awaiting_of"]
 
@@ -57,8 +58,8 @@ AWAITING: tuple[Awaiting, ...] = (
         ),
     ),
     Awaiting(
-        experiment="leaky-resnet/layer-portrait",
-        claims=("bottleneck-gap", "hamiltonian-flat"),
+        experiment=portrait.EXPERIMENT,
+        claims=(portrait.BOTTLENECK_GAP, portrait.HAMILTONIAN_FLAT),
         why=(
             "the flagship's L~ = 24 net (stationarity 0.05-0.23): the W_l gap ratio and the "
             "spread of -(2/L~)H_l over the layers are discontinuous at kinks, gated at "

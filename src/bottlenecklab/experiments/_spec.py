@@ -291,6 +291,24 @@ class Measure:
         measured.__name__ = base.__name__
         return Measure(measured, (*self.quantities, *quantities))
 
+    def then(
+        self,
+        function: Callable[[Measurement, Any, Any, Any], Mapping[str, float]],
+        quantities: Sequence[Quantity],
+    ) -> Measure:
+        """This measurement, then `function(measurement, model, data, config)`: scalars
+        derived from it (e.g. statistics of its layer table over regions of the depth),
+        added to it; `quantities`: those scalars' declarations."""
+        base = self.function
+
+        def measured(model: Any, data: Any, cfg: Any) -> Measurement:
+            m = base(model, data, cfg)
+            extra = dict(function(m, model, data, cfg))
+            return dataclasses.replace(m, scalars={**m.scalars, **extra})
+
+        measured.__name__ = function.__name__
+        return Measure(measured, (*self.quantities, *quantities))
+
 
 @dataclass(frozen=True)
 class PointResult:

@@ -20,17 +20,36 @@ from bottlenecklab.measure._hamiltonian import (
     momenta,
 )
 from bottlenecklab.measure._path_bounds import momentum_bounds, path_length, plain_path_length
+from bottlenecklab.measure._portrait import (
+    COI_MIDDLE_MEDIAN,
+    GAP_MIDDLE_MEDIAN,
+    KINETIC_MIDDLE_OVER_ENDS,
+    N_MIDDLE_LAYERS,
+    NEGATIVE_MASS_MIDDLE_MAX,
+    PORTRAIT,
+    SPREAD_RATIO,
+    layer_region,
+    portrait_summary,
+)
 from bottlenecklab.measure._steps import step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 
 __all__ = [
     "COI_GAMMA_MIN",
+    "COI_MIDDLE_MEDIAN",
+    "GAP_MIDDLE_MEDIAN",
     "INPUT_PAIRED",
+    "KINETIC_MIDDLE_OVER_ENDS",
+    "NEGATIVE_MASS_MIDDLE_MAX",
+    "N_MIDDLE_LAYERS",
+    "PORTRAIT",
     "RANK_H_GAMMA_MEDIAN",
     "RANK_H_MEDIAN",
+    "SPREAD_RATIO",
     "LayerTable",
     "hamiltonian",
     "hamiltonian_summary",
+    "layer_region",
     "layer_series",
     "leaky_resnet_layers",
     "min_norm_weights",
@@ -38,5 +57,6 @@ __all__ = [
     "momentum_bounds",
     "path_length",
     "plain_path_length",
+    "portrait_summary",
     "step_profile",
 ]

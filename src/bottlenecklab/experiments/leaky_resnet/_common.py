@@ -1,15 +1,12 @@
 """What the trained-network experiments of paper 000 share: the base config at the
 paper's sizes, the smoke and quick recipes, the layer measurement (`LAYERS`: the
-quantities it writes), the layer regions, and the convergence certificate's settings for
-leaky ResNets."""
+quantities it writes), and the convergence certificate's settings for leaky ResNets."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from bottlenecklab.experiments._spec import Gate, Measure, Measurement
 from bottlenecklab.measure import (
@@ -40,7 +37,6 @@ __all__ = [
     "PaperConfig",
     "layer_measurement",
     "presets",
-    "region",
 ]
 
 # The certificate of every claim about a trained leaky ResNet (spec `convergence.md`):
@@ -187,12 +183,3 @@ LAYERS = Measure(
     _layers,
     (RANK_H_MEDIAN, RANK_H_GAMMA_MEDIAN, COI_GAMMA_MIN, TRAIN_COST, TEST_COST, TEST_ERROR, K_STAR),
 )
-
-
-def region(table: LayerTable, lo: float, hi: float, at: str = "p_in") -> np.ndarray:
-    """Boolean mask `[L]` of the layers whose position lies in `[lo, hi)`.
-
-    `at="p_in"` (input position `p_{l-1}`) for the energies of layer `l`, which are those
-    of `A_{l-1}` (`measure.INPUT_PAIRED`); `at="p"` (`p_l`) for quantities of `A_l`, `W_l`.
-    """
-    return (table.column(at) >= lo) & (table.column(at) < hi)
