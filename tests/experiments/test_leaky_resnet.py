@@ -12,6 +12,7 @@ from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
+from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
 from bottlenecklab.measure import (
     COI_GAMMA_MIN,
     PORTRAIT,
@@ -38,20 +39,20 @@ EXPECTED = {
         ("error_vs_depth", "discretization_spectra", "pca_paths"),
         ("test_error", "rho_middle_over_ends", "pca_explained"),
     ),
-    "leaky-resnet/path-bounds": (
+    pb.EXPERIMENT.name: (
         (
-            "path-length-sublinear",
-            "path-length-constant",
-            "path-length-metric-slopes",
-            "B-bounded",
-            "BS-bounded",
-            "thm4-upper",
-            "thm4-lower",
-            "thm4-lower-corrected",
-            "thm4-per-layer",
-            "thm4-per-layer-paper-form",
-            "thm4-per-layer-negative-arg",
-            "thm4-constant-gamma",
+            pb.PATH_LENGTH_SUBLINEAR.id,
+            pb.PATH_LENGTH_CONSTANT.id,
+            pb.PATH_LENGTH_METRIC_SLOPES.id,
+            pb.B_BOUNDED.id,
+            pb.BS_BOUNDED.id,
+            pb.THM4_UPPER_CLAIM.id,
+            pb.THM4_LOWER_CLAIM.id,
+            pb.THM4_LOWER_CORRECTED_CLAIM.id,
+            pb.THM4_PER_LAYER.id,
+            pb.THM4_PER_LAYER_PAPER_FORM.id,
+            pb.THM4_PER_LAYER_NEGATIVE_ARG.id,
+            pb.THM4_CONSTANT_GAMMA.id,
         ),
         ("path_bounds", "layer_portrait"),
         (
@@ -125,7 +126,7 @@ TRAINED = (
     "leaky-resnet/discretization",
     "leaky-resnet/hamiltonian-vs-depth",
     "leaky-resnet/layer-portrait",
-    "leaky-resnet/path-bounds",
+    pb.EXPERIMENT.name,
 )
 UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 
@@ -147,16 +148,16 @@ def test_every_claim_fails_on_an_untrained_network(name, tmp_path) -> None:
 
 
 REPORTED = {
-    "B-bounded",
-    "BS-bounded",
-    "thm4-upper",
+    pb.B_BOUNDED.id,
+    pb.BS_BOUNDED.id,
+    pb.THM4_UPPER_CLAIM.id,
     "adaptive-overhead",
     hvd.ESTIMATOR_SPREAD.id,
     portrait.KINETIC_MIDDLE.id,
     portrait.NON_NEGATIVE.id,
-    "path-length-metric-slopes",
-    "thm4-per-layer-paper-form",
-    "thm4-per-layer-negative-arg",
+    pb.PATH_LENGTH_METRIC_SLOPES.id,
+    pb.THM4_PER_LAYER_PAPER_FORM.id,
+    pb.THM4_PER_LAYER_NEGATIVE_ARG.id,
 }
 
 
@@ -296,7 +297,7 @@ def _path_points(path_length, used=(0.5, 0.5), leaks=(6.0, 12.0, 24.0), metric=N
     ]
 
 
-PATH = "leaky-resnet/path-bounds"
+PATH = pb.EXPERIMENT.name
 
 
 @pytest.mark.parametrize(
@@ -310,9 +311,9 @@ PATH = "leaky-resnet/path-bounds"
 )
 def test_path_length_sublinear_and_constant(path_length, sublinear, constant) -> None:
     got = _states(PATH, _path_points(path_length))
-    assert got["path-length-sublinear"] == sublinear
-    assert got["path-length-constant"] == constant
-    assert got["B-bounded"] == got["BS-bounded"] == "reported"  # vacuous as bounds (V6)
+    assert got[pb.PATH_LENGTH_SUBLINEAR.id] == sublinear
+    assert got[pb.PATH_LENGTH_CONSTANT.id] == constant
+    assert got[pb.B_BOUNDED.id] == got[pb.BS_BOUNDED.id] == "reported"  # vacuous as bounds (V6)
 
 
 def test_path_length_constant_reads_the_plain_length_and_sublinear_the_kernel_one() -> None:
@@ -321,12 +322,12 @@ def test_path_length_constant_reads_the_plain_length_and_sublinear_the_kernel_on
     passes the first, a growing plain length with a flat l_gamma fails it."""
     flat, growing = (lambda L: 30.0), (lambda L: 20.0 * L**0.34)
     got = _states(PATH, _path_points(flat, metric=lambda L: 3.0 * L))
-    assert got["path-length-constant"] == "passed"
-    assert got["path-length-sublinear"] == "failed"
+    assert got[pb.PATH_LENGTH_CONSTANT.id] == "passed"
+    assert got[pb.PATH_LENGTH_SUBLINEAR.id] == "failed"
     got = _states(PATH, _path_points(growing, metric=flat))
-    assert got["path-length-constant"] == "failed"
-    assert got["path-length-sublinear"] == "passed"
-    assert got["path-length-metric-slopes"] == "reported"
+    assert got[pb.PATH_LENGTH_CONSTANT.id] == "failed"
+    assert got[pb.PATH_LENGTH_SUBLINEAR.id] == "passed"
+    assert got[pb.PATH_LENGTH_METRIC_SLOPES.id] == "reported"
 
 
 @pytest.mark.parametrize(
@@ -341,9 +342,11 @@ def test_path_length_constant_reads_the_plain_length_and_sublinear_the_kernel_on
 )
 def test_thm4_per_layer_fails_when_one_layer_leaves_its_window(used, state) -> None:
     got = _states(PATH, _path_points(lambda L: 30.0, used=used))
-    assert got["thm4-per-layer"] == state
-    assert got["thm4-upper"] == "reported"  # holds on untrained nets (V7)
-    assert got["thm4-per-layer-paper-form"] == got["thm4-per-layer-negative-arg"] == "reported"
+    assert got[pb.THM4_PER_LAYER.id] == state
+    assert got[pb.THM4_UPPER_CLAIM.id] == "reported"  # holds on untrained nets (V7)
+    assert (
+        got[pb.THM4_PER_LAYER_PAPER_FORM.id] == got[pb.THM4_PER_LAYER_NEGATIVE_ARG.id] == "reported"
+    )
 
 
 def test_thm4_per_layer_not_converged_when_the_used_fraction_moved() -> None:
@@ -351,7 +354,7 @@ def test_thm4_per_layer_not_converged_when_the_used_fraction_moved() -> None:
     0.3 > 1/4 leaves the claim not-converged."""
     points = _path_points(lambda L: 30.0)
     points[-1].earlier.values["thm4_window_used_max"] = 0.5 - 0.3
-    assert _states(PATH, points)["thm4-per-layer"] == "not-converged"
+    assert _states(PATH, points)[pb.THM4_PER_LAYER.id] == "not-converged"
 
 
 DISC = "leaky-resnet/discretization"
@@ -472,6 +475,6 @@ def test_path_length_constant_is_the_registered_finding() -> None:
     exp, points = get(PATH), _path_points(lambda L: 200.0 * L**0.7)
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
-    assert claims["path-length-constant"].state == "failed"
-    assert claims["path-length-constant"].finding == f"{PATH}:path-length-constant"
-    assert claims["path-length-sublinear"].finding is None
+    assert claims[pb.PATH_LENGTH_CONSTANT.id].state == "failed"
+    assert claims[pb.PATH_LENGTH_CONSTANT.id].finding == f"{PATH}:{pb.PATH_LENGTH_CONSTANT.id}"
+    assert claims[pb.PATH_LENGTH_SUBLINEAR.id].finding is None

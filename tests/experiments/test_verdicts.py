@@ -32,6 +32,7 @@ from bottlenecklab.experiments._checks import at_most, in_range, reported, unmea
 from bottlenecklab.experiments._spec import ClaimSpec, Outcome
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
+from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
 
 
 def _exp(per: str | None = None, **reads: Reads) -> Experiment:
@@ -279,11 +280,11 @@ HVD_KINKED = (hvd.RANK_AT_LARGEST_LEAK, hvd.FROM_BELOW, hvd.COI_FROM_ABOVE)
 KINKED_CLAIMS = {
     hvd.EXPERIMENT.name: {c.id for c in HVD_KINKED},
     portrait.EXPERIMENT.name: {portrait.BOTTLENECK_GAP.id, portrait.HAMILTONIAN_FLAT.id},
-    "leaky-resnet/path-bounds": {
-        "thm4-lower",
-        "thm4-lower-corrected",
-        "thm4-per-layer",
-        "thm4-constant-gamma",
+    pb.EXPERIMENT.name: {
+        pb.THM4_LOWER_CLAIM.id,
+        pb.THM4_LOWER_CORRECTED_CLAIM.id,
+        pb.THM4_PER_LAYER.id,
+        pb.THM4_CONSTANT_GAMMA.id,
     },
 }
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
+from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
 
 __all__ = ["AWAITING", "Awaiting", "awaiting_of"]
 
@@ -68,8 +69,13 @@ AWAITING: tuple[Awaiting, ...] = (
         ),
     ),
     Awaiting(
-        experiment="leaky-resnet/path-bounds",
-        claims=("thm4-lower", "thm4-lower-corrected", "thm4-per-layer", "thm4-constant-gamma"),
+        experiment=pb.EXPERIMENT,
+        claims=(
+            pb.THM4_LOWER_CLAIM,
+            pb.THM4_LOWER_CORRECTED_CLAIM,
+            pb.THM4_PER_LAYER,
+            pb.THM4_CONSTANT_GAMMA,
+        ),
         why=(
             "Thm 4's sides read H and max ||B||, discontinuous at kinks, gated at <= 1e-4; "
             "the quick nets at fixed rho L~ = 0.4 end at stationarity 0.079-0.096 "

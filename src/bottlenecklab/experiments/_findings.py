@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bottlenecklab.experiments._awaiting import awaiting_of
+from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
 
 __all__ = ["FINDINGS", "Finding", "expected_states", "finding_of"]
 
@@ -22,7 +23,8 @@ class Finding:
     """A paper statement measured, on converged networks, not to hold in our setting.
 
     Args:
-        experiment: the experiment's name; claim: the claim id it concerns.
+        experiment: the experiment (an `Experiment`, or its name); claim: the claim it
+            concerns (its `ClaimSpec`, or its id); both are kept as names.
         source: where the paper says it (`"000 App B, Fig 3"`); statement: what it says.
         measured: what we measure, with the settings.
         pilots: the pilots tried before declaring it.
@@ -44,6 +46,13 @@ class Finding:
     spec: str
     conditional: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "experiment", getattr(self.experiment, "name", self.experiment))
+        object.__setattr__(self, "claim", getattr(self.claim, "id", self.claim))
+        object.__setattr__(
+            self, "conditional", tuple(getattr(c, "id", c) for c in self.conditional)
+        )
+
     @property
     def key(self) -> str:
         """`experiment:claim`, the id used in `claims.json` and the report's anchors."""
@@ -52,8 +61,8 @@ class Finding:
 
 FINDINGS: tuple[Finding, ...] = (
     Finding(
-        experiment="leaky-resnet/path-bounds",
-        claim="path-length-constant",
+        experiment=pb.EXPERIMENT,
+        claim=pb.PATH_LENGTH_CONSTANT,
         source="000 App B, Fig 3",
         statement=(
             "the path length int ||dA_p/dp|| dp stays relatively constant as the effective "
