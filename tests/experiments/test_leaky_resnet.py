@@ -10,14 +10,21 @@ import pytest
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.leaky_resnet import discretization as disc
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
 from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
+from bottlenecklab.experiments.leaky_resnet._overhead import (
+    ADAPT_AA_SPREAD,
+    ADAPT_LOAD,
+    ADAPT_OVERHEAD,
+)
 from bottlenecklab.measure import (
     COI_GAMMA_MIN,
     PORTRAIT,
     RANK_H_GAMMA_MEDIAN,
     RANK_H_MEDIAN,
+    RHO_MIDDLE_OVER_ENDS,
     TEST_ERROR,
 )
 
@@ -34,10 +41,14 @@ EXPECTED = {
         ("layer_portrait",),
         tuple(q.name for q in PORTRAIT) + ("spread_H",),
     ),
-    "leaky-resnet/discretization": (
-        ("adaptive-beats-equidistant", "adaptive-steps-middle", "adaptive-overhead"),
+    disc.EXPERIMENT.name: (
+        (
+            disc.ADAPTIVE_BEATS_EQUIDISTANT.id,
+            disc.ADAPTIVE_STEPS_MIDDLE.id,
+            disc.ADAPTIVE_OVERHEAD.id,
+        ),
         ("error_vs_depth", "discretization_spectra", "pca_paths"),
-        ("test_error", "rho_middle_over_ends", "pca_explained"),
+        (TEST_ERROR.name, RHO_MIDDLE_OVER_ENDS.name, "pca_explained"),
     ),
     pb.EXPERIMENT.name: (
         (
@@ -123,7 +134,7 @@ def test_measured_scalars(name, smoke_record) -> None:
 
 
 TRAINED = (
-    "leaky-resnet/discretization",
+    disc.EXPERIMENT.name,
     "leaky-resnet/hamiltonian-vs-depth",
     "leaky-resnet/layer-portrait",
     pb.EXPERIMENT.name,
@@ -151,7 +162,7 @@ REPORTED = {
     pb.B_BOUNDED.id,
     pb.BS_BOUNDED.id,
     pb.THM4_UPPER_CLAIM.id,
-    "adaptive-overhead",
+    disc.ADAPTIVE_OVERHEAD.id,
     hvd.ESTIMATOR_SPREAD.id,
     portrait.KINETIC_MIDDLE.id,
     portrait.NON_NEGATIVE.id,
@@ -357,16 +368,20 @@ def test_thm4_per_layer_not_converged_when_the_used_fraction_moved() -> None:
     assert _states(PATH, points)[pb.THM4_PER_LAYER.id] == "not-converged"
 
 
-DISC = "leaky-resnet/discretization"
+DISC = disc.EXPERIMENT.name
 
 
 def _disc_points(overhead: float, aa: float) -> list[PointResult]:
     out = []
     for depth in (6, 10):
         for schedule, err in (("equidistant", 0.5), ("adaptive", 0.4)):
-            scalars = {"test_error": err, "rho_middle_over_ends": 1.3}
+            scalars = {TEST_ERROR.name: err, RHO_MIDDLE_OVER_ENDS.name: 1.3}
             if schedule == "adaptive":
-                scalars |= {"adapt_overhead": overhead, "adapt_aa_spread": aa, "adapt_load": 0.5}
+                scalars |= {
+                    ADAPT_OVERHEAD.name: overhead,
+                    ADAPT_AA_SPREAD.name: aa,
+                    ADAPT_LOAD.name: 0.5,
+                }
             out.append(
                 PointResult(
                     f"{schedule}{depth}",
@@ -389,12 +404,12 @@ def test_adaptive_beats_equidistant_fails_on_ties() -> None:
     exp = get(DISC)
     cfg = resolve_config(exp, "quick")
     points = [
-        dataclasses.replace(p, scalars={**p.scalars, "test_error": 0.5})
+        dataclasses.replace(p, scalars={**p.scalars, TEST_ERROR.name: 0.5})
         for p in _disc_points(0.0, 0.0)
     ]
     claims = {c.id: c for c in exp.evaluate(cfg, points)}
-    assert claims["adaptive-beats-equidistant"].passed is False
-    assert claims["adaptive-beats-equidistant"].measured == 0
+    assert claims[disc.ADAPTIVE_BEATS_EQUIDISTANT.id].passed is False
+    assert claims[disc.ADAPTIVE_BEATS_EQUIDISTANT.id].measured == 0
 
 
 @pytest.mark.parametrize("overhead", [-0.046, 0.02, 0.078])
@@ -405,11 +420,11 @@ def test_adaptive_overhead_is_reported_beside_its_aa_spread(overhead) -> None:
     cfg = resolve_config(exp, "quick")
     points = _disc_points(overhead, 0.013)
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
-    c = claims["adaptive-overhead"]
+    c = claims[disc.ADAPTIVE_OVERHEAD.id]
     assert c.state == "reported" and c.asserted is False
     assert c.measured == pytest.approx(overhead)
     assert "A/A 1.3 %" in c.statement and "make bench" in c.statement
-    assert claims["adaptive-beats-equidistant"].state == "passed"
+    assert claims[disc.ADAPTIVE_BEATS_EQUIDISTANT.id].state == "passed"
 
 
 def _timing(adaptive: float, fixed_a: float, fixed_b: float, load: float, cpus: int = 2):

@@ -353,6 +353,11 @@ class PointResult:
         """The value of `quantity` (a `Quantity` or its name) at this point."""
         return self.scalars[getattr(quantity, "name", quantity)]
 
+    def get(self, quantity: Any, default: float = math.nan) -> float:
+        """The value of `quantity` at this point, or `default` where it was not measured
+        (e.g. a timing of the adaptive points only)."""
+        return self.scalars.get(getattr(quantity, "name", quantity), default)
+
     def change(self, quantity: Any) -> float:
         """`|value - earlier value|` of `quantity` (its move over the certification
         extension, or since the earlier state); nan without an earlier value."""

@@ -115,6 +115,7 @@ from bottlenecklab.measure.geodesics import (
     PORTRAIT,
     RANK_H_GAMMA_MEDIAN,
     RANK_H_MEDIAN,
+    RHO_MIDDLE_OVER_ENDS,
     SPREAD_RATIO,
     THM4_ARG_NEGATIVE,
     THM4_LOWER,
@@ -349,6 +350,7 @@ __all__ = [  # noqa: RUF022
     "float64_copy",
     "rollout",
     # measure.geodesics
+    "RHO_MIDDLE_OVER_ENDS",
     "B_MAX",
     "BS_MAX",
     "PATH_BOUNDS",

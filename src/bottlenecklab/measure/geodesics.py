@@ -52,7 +52,7 @@ from bottlenecklab.measure._portrait import (
     layer_region,
     portrait_summary,
 )
-from bottlenecklab.measure._steps import step_profile
+from bottlenecklab.measure._steps import RHO_MIDDLE_OVER_ENDS, step_profile
 from bottlenecklab.measure._weights import min_norm_weights
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "PORTRAIT",
     "RANK_H_GAMMA_MEDIAN",
     "RANK_H_MEDIAN",
+    "RHO_MIDDLE_OVER_ENDS",
     "SPREAD_RATIO",
     "THM4_ARG_NEGATIVE",
     "THM4_LOWER",
