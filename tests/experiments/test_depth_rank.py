@@ -22,6 +22,15 @@ from bottlenecklab.experiments import (
     resolve_config,
     run_experiment,
 )
+from bottlenecklab.experiments.fcnn import rank_vs_depth as rvd
+from bottlenecklab.measure import (
+    DEPTH,
+    K_STAR,
+    MIDDLE_RANK,
+    NORM_SQ,
+    OFF_RANK_LAYERS,
+    TRAIN_COST,
+)
 
 LINEAR = "linear/representation-cost"
 CLOSED_FORMS = {"remainder_slope", "example20_slope"}
@@ -51,10 +60,16 @@ EXPECTED = {
             "ntk_lambda_eta",
         ),
     ),
-    "fcnn/rank-vs-depth": (
-        ("rank-falls", "k-star-reached", "slope-is-rank", "only-middle-grows", "collapse-above"),
+    rvd.EXPERIMENT.name: (
+        (
+            rvd.RANK_FALLS.id,
+            rvd.K_STAR_REACHED.id,
+            rvd.SLOPE_IS_RANK.id,
+            rvd.ONLY_MIDDLE_GROWS.id,
+            rvd.COLLAPSE_ABOVE.id,
+        ),
         ("rank_vs_depth", "depth_spectra"),
-        ("norm_sq", "middle_rank", "off_rank_layers", "train_cost"),
+        tuple(q.name for q in (NORM_SQ, MIDDLE_RANK, OFF_RANK_LAYERS, TRAIN_COST)),
     ),
     LINEAR: (
         (
@@ -163,7 +178,7 @@ def test_linear_trained_claims_fail_on_an_untrained_network(tmp_path) -> None:
 
 # ------------------------------------------------------------------ fcnn/rank-vs-depth
 
-RANK = "fcnn/rank-vs-depth"
+RANK = rvd.EXPERIMENT.name
 
 
 def _rank_points(
@@ -177,12 +192,12 @@ def _rank_points(
         for seed in (0, 1, 2):
             k = rank(L)
             scalars = {
-                "depth": float(L),
-                "norm_sq": norm(L, k) + 0.1 * seed,
-                "middle_rank": float(k),
-                "off_rank_layers": off(L, k),
-                "train_cost": cost(L),
-                "k_star": 2.0,
+                DEPTH.name: float(L),
+                NORM_SQ.name: norm(L, k) + 0.1 * seed,
+                MIDDLE_RANK.name: float(k),
+                OFF_RANK_LAYERS.name: off(L, k),
+                TRAIN_COST.name: cost(L),
+                K_STAR.name: 2.0,
             }
             out.append(
                 PointResult(
@@ -205,10 +220,10 @@ def test_rank_claims_pass_on_fig1_like_results() -> None:
 @pytest.mark.parametrize(
     "kwargs, failing",
     [
-        ({"rank": lambda L: 2 if L <= 6 else 3}, "rank-falls"),
-        ({"rank": lambda L: 5 if L <= 6 else 4}, "k-star-reached"),
-        ({"norm": lambda L, k: 1.5 * k * L + 10.0}, "slope-is-rank"),
-        ({"off": lambda L, k: float(L) / 2}, "only-middle-grows"),
+        ({"rank": lambda L: 2 if L <= 6 else 3}, rvd.RANK_FALLS.id),
+        ({"rank": lambda L: 5 if L <= 6 else 4}, rvd.K_STAR_REACHED.id),
+        ({"norm": lambda L, k: 1.5 * k * L + 10.0}, rvd.SLOPE_IS_RANK.id),
+        ({"off": lambda L, k: float(L) / 2}, rvd.ONLY_MIDDLE_GROWS.id),
     ],
 )
 def test_rank_claims_fail_on_wrong_results(kwargs, failing) -> None:
@@ -218,9 +233,9 @@ def test_rank_claims_fail_on_wrong_results(kwargs, failing) -> None:
 def test_collapse_is_asserted_on_the_full_range_and_fails_below_an_all_fit_depth() -> None:
     """The paper preset's grid reaches the collapse: a net that stops fitting at L = 8
     below depths where every seed fits fails the claim."""
-    assert _rank_verdicts(_rank_points(), "paper")["collapse-above"] is True
+    assert _rank_verdicts(_rank_points(), "paper")[rvd.COLLAPSE_ABOVE.id] is True
     bad = _rank_points(cost=lambda L: 0.5 if L == 8 else 0.01)
-    assert _rank_verdicts(bad, "paper")["collapse-above"] is False
+    assert _rank_verdicts(bad, "paper")[rvd.COLLAPSE_ABOVE.id] is False
 
 
 def test_collapse_is_reported_on_the_cut_quick_grid() -> None:
@@ -229,8 +244,8 @@ def test_collapse_is_reported_on_the_cut_quick_grid() -> None:
     exp = get(RANK)
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in exp.evaluate(cfg, _rank_points())}
-    assert not claims["collapse-above"].asserted
-    assert "cut to the depths that certify" in claims["collapse-above"].statement
+    assert not claims[rvd.COLLAPSE_ABOVE.id].asserted
+    assert "cut to the depths that certify" in claims[rvd.COLLAPSE_ABOVE.id].statement
     assert max(cfg.depths) < max(resolve_config(exp, "paper").depths)
 
 

@@ -88,11 +88,13 @@ from bottlenecklab.measure.decision import (
 
 # Data costs and rollouts (`measure.evaluation`)
 from bottlenecklab.measure.evaluation import (
+    K_STAR,
     TEST_COST,
     TEST_ERROR,
     TRAIN_COST,
     ball_rollout,
     costs,
+    data_rank,
     float64_copy,
     rollout,
 )
@@ -176,7 +178,11 @@ from bottlenecklab.measure.ntk import (
 # Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
     CENTRED_REL,
+    DEPTH,
     GAP,
+    MIDDLE_RANK,
+    NORM_SQ,
+    OFF_RANK_LAYERS,
     RANK_FLOOR,
     RANK_RELS,
     RANK_RULE,
@@ -198,6 +204,7 @@ from bottlenecklab.measure.rank import (
     random_middle_medians,
     rank_depth_correlation,
     rank_group_fits,
+    rank_summary,
 )
 
 # Reformulations of the L2-regularized loss, forces (004 §3) (`measure.reformulation`)
@@ -342,11 +349,13 @@ __all__ = [  # noqa: RUF022
     "tripoint_table",
     "tripoints",
     # measure.evaluation
+    "K_STAR",
     "TEST_COST",
     "TEST_ERROR",
     "TRAIN_COST",
     "ball_rollout",
     "costs",
+    "data_rank",
     "float64_copy",
     "rollout",
     # measure.geodesics
@@ -414,6 +423,10 @@ __all__ = [  # noqa: RUF022
     "ntk_trace",
     "ntk_trace_terms",
     # measure.rank
+    "DEPTH",
+    "MIDDLE_RANK",
+    "NORM_SQ",
+    "OFF_RANK_LAYERS",
     "CENTRED_REL",
     "GAP",
     "RANK_FLOOR",
@@ -435,6 +448,7 @@ __all__ = [  # noqa: RUF022
     "middle_rank",
     "precision_of",
     "random_middle_medians",
+    "rank_summary",
     "rank_depth_correlation",
     "rank_group_fits",
     # measure.reformulation

@@ -13,10 +13,15 @@ import torch
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import input_jacobians, jacobian_singular_values, log_top_k
 from bottlenecklab.measure._ntk import ntk_trace
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
 
 __all__ = [
     "CENTRED_REL",
+    "DEPTH",
+    "MIDDLE_RANK",
+    "NORM_SQ",
+    "OFF_RANK_LAYERS",
     "RANK_FLOOR",
     "affine_profile",
     "centred_rank",
@@ -29,6 +34,7 @@ __all__ = [
     "middle_median",
     "middle_rank",
     "random_middle_medians",
+    "rank_summary",
     "representation_bottleneck",
 ]
 
@@ -56,6 +62,23 @@ def middle_rank(model: Any, floor: float = RANK_FLOOR) -> int:
     """Singular values of `W_{ceil(L/2)}` above `floor` (paper 001, Fig 1)."""
     W = model.weights[middle_layer(model.depth) - 1]
     return numerical_rank(W.detach().double(), rel=0.0, floor=floor)
+
+
+def rank_summary(model: Any, floor: float = RANK_FLOOR) -> dict[str, float]:
+    """An FCNN's depth, `||theta||^2`, middle rank and off-rank layer count (paper 001,
+    Fig 1: `||theta||^2 ~ k L + R1`, only the middle grows).
+
+    Returns:
+        `depth` (`L`), `norm_sq` (`||theta||^2`, float64), `middle_rank` (`middle_rank`),
+        `off_rank_layers` (layers whose `r_l` (`layer_ranks`) differs from it).
+    """
+    ranks, mid = layer_ranks(model, floor), middle_rank(model, floor)
+    return {
+        "depth": float(model.depth),
+        "norm_sq": float(model.param_norm_sq().detach().double()),
+        "middle_rank": float(mid),
+        "off_rank_layers": float(sum(r != mid for r in ranks)),
+    }
 
 
 def centred_singular_values(A: torch.Tensor) -> torch.Tensor:
@@ -212,3 +235,36 @@ def cor8_summary(cor8: dict[str, Any], random_medians: list[float], p: float) ->
         "cor8_middle_median_random": float(np.median(random_medians)),
         "cor8_middle_max": float(np.max(s[mid])),
     }
+
+
+# The rule of the weight ranks of paper 001, Fig 1 (`RANK_FLOOR`; spec "Rank rules": to be
+# one `RankRule` with the probe's).
+WEIGHT_RANK_RULE = "absolute: s_i(W_l) > 0.1 (RANK_FLOOR; paper 001, Fig 1)"
+_FCNN = "the weight matrices of a trained FCNN"
+DEPTH = Quantity(
+    "depth", "the number of layers L", function=rank_summary, over=_FCNN, units="count"
+)
+NORM_SQ = Quantity(
+    "norm_sq",
+    "||theta||^2, the squared parameter norm (paper 001, Fig 1: ~ k L + R1)",
+    function=rank_summary,
+    over=_FCNN + " (float64)",
+    units="squared parameter units",
+)
+MIDDLE_RANK = Quantity(
+    "middle_rank",
+    "the rank of the middle weight matrix W_ceil(L/2) (paper 001, Fig 1)",
+    function=rank_summary,
+    over=_FCNN + ", the middle one",
+    units="rank",
+    rule=WEIGHT_RANK_RULE,
+)
+OFF_RANK_LAYERS = Quantity(
+    "off_rank_layers",
+    "the number of layers whose weight rank r_l differs from the middle rank (paper 001, "
+    "Fig 1: only the middle grows)",
+    function=rank_summary,
+    over=_FCNN,
+    units="count",
+    rule=WEIGHT_RANK_RULE,
+)

@@ -11,14 +11,15 @@ from typing import Any
 from bottlenecklab.experiments._spec import Gate, Measure, Measurement
 from bottlenecklab.measure import (
     COI_GAMMA_MIN,
+    K_STAR,
     RANK_H_GAMMA_MEDIAN,
     RANK_H_MEDIAN,
     TEST_COST,
     TEST_ERROR,
     TRAIN_COST,
     LayerTable,
-    Quantity,
     costs,
+    data_rank,
     hamiltonian_summary,
     leaky_resnet_layers,
 )
@@ -28,7 +29,6 @@ from bottlenecklab.training import PhaseConfig, TrainConfig, continuation
 
 __all__ = [
     "EXTENSION",
-    "K_STAR",
     "LAYERS",
     "LEAKY_GATE",
     "PAPER_TRAINING",
@@ -156,18 +156,8 @@ def layer_measurement(
     )
     scalars = hamiltonian_summary(table)
     scalars.update(costs(model, data))
-    scalars["k_star"] = float(data.k_star) if data.k_star is not None else float("nan")
+    scalars[K_STAR.name] = data_rank(data)
     return table, scalars
-
-
-K_STAR = Quantity(
-    "k_star",
-    "the teacher's bottleneck rank k* as the data set reports it (paper 000, App B)",
-    function=layer_measurement,
-    over="the data set (no network)",
-    units="rank",
-    rule="the teacher's construction (its inner width), no cutoff",
-)
 
 
 def _layers(model: Any, data: Dataset, cfg: Any) -> Measurement:
