@@ -40,6 +40,11 @@ from bottlenecklab.measure.balance import (
 
 # Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) (`measure.bounds`)
 from bottlenecklab.measure.bounds import (
+    BOUND_SLACKS,
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
     RidgeLayers,
     chain_slacks,
     hamiltonian_bounds,
@@ -88,6 +93,7 @@ from bottlenecklab.measure.decision import (
 
 # Data costs and rollouts (`measure.evaluation`)
 from bottlenecklab.measure.evaluation import (
+    DATA_COSTS,
     K_STAR,
     TEST_COST,
     TEST_ERROR,
@@ -167,6 +173,10 @@ from bottlenecklab.measure.linear import (
 
 # Neural tangent kernel (001 §4) (`measure.ntk`)
 from bottlenecklab.measure.ntk import (
+    NTK_LAMBDA_ETA,
+    NTK_LAMBDA_ETA_AMPLITUDE,
+    NTK_ORBIT,
+    NTK_SCALE,
     ntk_along_gd,
     ntk_lambda_max,
     ntk_matrix,
@@ -178,8 +188,16 @@ from bottlenecklab.measure.ntk import (
 # Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
     CENTRED_REL,
+    COR8,
+    COR8_BOUND,
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
     DEPTH,
     GAP,
+    MIDDLE_AFFINE_RANK,
     MIDDLE_RANK,
     NORM_SQ,
     OFF_RANK_LAYERS,
@@ -313,6 +331,11 @@ __all__ = [  # noqa: RUF022
     "fcnn_balance_residuals",
     "weak_balancedness",
     # measure.bounds
+    "BOUND_SLACKS",
+    "RANDOM_CHAIN_SLACK",
+    "RANDOM_THM15_SLACK",
+    "TRAINED_CHAIN_SLACK",
+    "TRAINED_THM15_SLACK",
     "RidgeLayers",
     "chain_slacks",
     "hamiltonian_bounds",
@@ -349,6 +372,7 @@ __all__ = [  # noqa: RUF022
     "tripoint_table",
     "tripoints",
     # measure.evaluation
+    "DATA_COSTS",
     "K_STAR",
     "TEST_COST",
     "TEST_ERROR",
@@ -416,6 +440,10 @@ __all__ = [  # noqa: RUF022
     "linear_cost_gap",
     "linear_geodesic_errors",
     # measure.ntk
+    "NTK_ORBIT",
+    "NTK_LAMBDA_ETA",
+    "NTK_LAMBDA_ETA_AMPLITUDE",
+    "NTK_SCALE",
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
@@ -423,6 +451,14 @@ __all__ = [  # noqa: RUF022
     "ntk_trace",
     "ntk_trace_terms",
     # measure.rank
+    "COR8",
+    "COR8_BOUND",
+    "COR8_MIDDLE_MAX",
+    "COR8_MIDDLE_MEDIAN",
+    "COR8_MIDDLE_MEDIAN_INIT",
+    "COR8_MIDDLE_MEDIAN_RANDOM",
+    "COR8_RANDOM_BELOW",
+    "MIDDLE_AFFINE_RANK",
     "DEPTH",
     "MIDDLE_RANK",
     "NORM_SQ",

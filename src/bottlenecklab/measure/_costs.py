@@ -70,3 +70,4 @@ K_STAR = Quantity(
     units="rank",
     rule="the teacher's construction (its inner width): no cutoff",
 )
+DATA_COSTS = (TRAIN_COST, TEST_COST, TEST_ERROR)  # what `costs` writes

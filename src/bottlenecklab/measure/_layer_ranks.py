@@ -18,7 +18,15 @@ from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
 
 __all__ = [
     "CENTRED_REL",
+    "COR8",
+    "COR8_BOUND",
+    "COR8_MIDDLE_MAX",
+    "COR8_MIDDLE_MEDIAN",
+    "COR8_MIDDLE_MEDIAN_INIT",
+    "COR8_MIDDLE_MEDIAN_RANDOM",
+    "COR8_RANDOM_BELOW",
     "DEPTH",
+    "MIDDLE_AFFINE_RANK",
     "MIDDLE_RANK",
     "NORM_SQ",
     "OFF_RANK_LAYERS",
@@ -268,3 +276,63 @@ OFF_RANK_LAYERS = Quantity(
     units="count",
     rule=WEIGHT_RANK_RULE,
 )
+
+_COR8 = "the middle layers p <= l/L <= 1 - p of an FCNN's pre-activations a~_l(X) / sqrt N"
+COR8_BOUND = Quantity(
+    "cor8_bound",
+    "Cor 8's bound on s_(k+1)(a~_l / sqrt N) (paper 001, App. B Cor 17)",
+    function=cor8_summary,
+    over="a trained FCNN on its training inputs",
+    units="representation singular value",
+)
+COR8_MIDDLE_MEDIAN = Quantity(
+    "cor8_middle_median",
+    "median over the middle layers of s_(k+1)(a~_l / sqrt N) (paper 001, Cor 8)",
+    function=cor8_summary,
+    over=_COR8 + ", trained",
+    units="representation singular value",
+)
+COR8_MIDDLE_MEDIAN_INIT = Quantity(
+    "cor8_middle_median_init",
+    "the same median on the trained net's own initialization",
+    function=cor8_summary,
+    over=_COR8 + ", at initialization",
+    units="representation singular value",
+)
+COR8_MIDDLE_MEDIAN_RANDOM = Quantity(
+    "cor8_middle_median_random",
+    "the median of that median over untrained draws of the same init",
+    function=cor8_summary,
+    over=_COR8 + ", untrained draws",
+    units="representation singular value",
+)
+COR8_MIDDLE_MAX = Quantity(
+    "cor8_middle_max",
+    "the largest middle s_(k+1)(a~_l / sqrt N) of the trained net",
+    function=cor8_summary,
+    over=_COR8 + ", trained",
+    units="representation singular value",
+)
+COR8_RANDOM_BELOW = Quantity(
+    "cor8_random_below",
+    "untrained draws whose middle median lies below the trained net's",
+    function=cor8_summary,
+    over=_COR8 + ", untrained draws",
+    units="count",
+)
+MIDDLE_AFFINE_RANK = Quantity(
+    "middle_affine_rank",
+    "affine dimension of the middle representation a~_ceil(L/2)(X) (paper 001, Cor 8)",
+    function=middle_affine_rank,
+    over="a trained FCNN's centred middle pre-activations on its training inputs",
+    units="rank",
+    rule="relative: centred s_i > rel s_1 (rel = CENTRED_REL = 0.2 unless the config says)",
+)
+COR8 = (
+    COR8_BOUND,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_MIDDLE_MAX,
+    COR8_RANDOM_BELOW,
+)  # what `cor8_summary` writes (declared)

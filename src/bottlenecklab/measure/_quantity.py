@@ -19,7 +19,7 @@ quantities their claims read (`Reads((RANK_H_MEDIAN,), ...)`) and read them by o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Quantity"]
@@ -44,10 +44,10 @@ class Quantity:
     """
 
     name: str
-    doc: str
-    function: Callable[..., Any]
-    over: str
-    units: str
+    doc: str = field(repr=False)
+    function: Callable[..., Any] = field(repr=False)
+    over: str = field(repr=False)
+    units: str = field(repr=False)
     shape: str = "scalar"
     rule: Any = None
     kinked: bool = False

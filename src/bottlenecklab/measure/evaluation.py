@@ -4,6 +4,7 @@ float64 copy every diagnostic works on (the caller's network is never cast).
 """
 
 from bottlenecklab.measure._costs import (
+    DATA_COSTS,
     K_STAR,
     TEST_COST,
     TEST_ERROR,
@@ -15,6 +16,7 @@ from bottlenecklab.measure._costs import (
 from bottlenecklab.measure._frequency import ball_rollout, rollout
 
 __all__ = [
+    "DATA_COSTS",
     "K_STAR",
     "TEST_COST",
     "TEST_ERROR",

@@ -10,7 +10,15 @@ rank, the intercept the regularity `R1`).
 
 from bottlenecklab.measure._layer_ranks import (
     CENTRED_REL,
+    COR8,
+    COR8_BOUND,
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
     DEPTH,
+    MIDDLE_AFFINE_RANK,
     MIDDLE_RANK,
     NORM_SQ,
     OFF_RANK_LAYERS,
@@ -45,8 +53,16 @@ from bottlenecklab.measure._rank_rule import (
 
 __all__ = [
     "CENTRED_REL",
+    "COR8",
+    "COR8_BOUND",
+    "COR8_MIDDLE_MAX",
+    "COR8_MIDDLE_MEDIAN",
+    "COR8_MIDDLE_MEDIAN_INIT",
+    "COR8_MIDDLE_MEDIAN_RANDOM",
+    "COR8_RANDOM_BELOW",
     "DEPTH",
     "GAP",
+    "MIDDLE_AFFINE_RANK",
     "MIDDLE_RANK",
     "NORM_SQ",
     "OFF_RANK_LAYERS",
