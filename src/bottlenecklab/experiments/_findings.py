@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bottlenecklab.experiments._awaiting import awaiting_of
-from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
 
 __all__ = ["FINDINGS", "Finding", "expected_states", "finding_of"]
 
@@ -61,8 +60,8 @@ class Finding:
 
 FINDINGS: tuple[Finding, ...] = (
     Finding(
-        experiment=pb.EXPERIMENT,
-        claim=pb.PATH_LENGTH_CONSTANT,
+        experiment="leaky-resnet/path-bounds",
+        claim="path-length-constant",
         source="000 App B, Fig 3",
         statement=(
             "the path length int ||dA_p/dp|| dp stays relatively constant as the effective "

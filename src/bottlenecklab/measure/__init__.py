@@ -16,6 +16,7 @@ quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...)
 | `measure.jacobians` | Jacobians of a fully-connected network (001) |
 | `measure.linear` | Deep linear networks against their closed forms (001, 002) |
 | `measure.ntk` | Neural tangent kernel (001 §4) |
+| `measure.quantity` | A measured quantity, declared once beside its code |
 | `measure.rank` | Numerical rank of representations and weights |
 | `measure.reformulation` | Reformulations of the L2-regularized loss, forces (004 §3) |
 | `measure.representation` | Quantities of one layer of any network (the probe's core) |
@@ -26,9 +27,6 @@ quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...)
 | `measure.symmetry` | Symmetry learning (001 §5) |
 | `measure.views` | Low-dimensional views of representations (000, 004) |
 """
-
-# A measured quantity, declared once in the concept module that computes it
-from bottlenecklab.measure._quantity import Quantity
 
 # Balancedness at a critical point (papers 000, 001, 003) (`measure.balance`)
 from bottlenecklab.measure.balance import (
@@ -185,6 +183,9 @@ from bottlenecklab.measure.ntk import (
     ntk_trace_terms,
 )
 
+# A measured quantity, declared once beside its code (`measure.quantity`)
+from bottlenecklab.measure.quantity import Quantity
+
 # Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
     CENTRED_REL,
@@ -323,8 +324,6 @@ from bottlenecklab.measure.views import (
 
 # Grouped by concept module, in the order of the imports above.
 __all__ = [  # noqa: RUF022
-    # measure._quantity
-    "Quantity",
     # measure.balance
     "balance_residuals",
     "balancedness_residual",
@@ -450,6 +449,8 @@ __all__ = [  # noqa: RUF022
     "ntk_orbit_summary",
     "ntk_trace",
     "ntk_trace_terms",
+    # measure.quantity
+    "Quantity",
     # measure.rank
     "COR8",
     "COR8_BOUND",
