@@ -43,17 +43,8 @@ class CertificateRecord:
 
     @classmethod
     def of(cls, cert: Any) -> CertificateRecord:
-        """The record of a `measure.Certificate`."""
-        kinks = float(sum(cert.kinks))
-        return cls(
-            stationarity=cert.stationarity,
-            smooth_stationarity=cert.smooth_stationarity,
-            grad_norm=cert.grad_norm,
-            reg_force=cert.reg_force,
-            kinks=kinks,
-            kink_fraction=kinks / max(1, sum(cert.entries)),
-            iterations=float(cert.iterations),
-        )
+        """The record of a `measure.Certificate` (its `scalars`, typed)."""
+        return cls(**cert.scalars(prefix=""))
 
 
 @dataclass(frozen=True)

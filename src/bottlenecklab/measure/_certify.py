@@ -104,6 +104,19 @@ class Certificate:
         """`stationarity <= threshold` (and finite)."""
         return math.isfinite(self.stationarity) and self.stationarity <= self.threshold
 
+    def scalars(self, prefix: str = "cert_") -> dict[str, float]:
+        """The record as flat scalars (the probe's summary; an experiment's point keeps
+        it typed, `experiments._record.CertificateRecord`)."""
+        return {
+            f"{prefix}stationarity": self.stationarity,
+            f"{prefix}smooth_stationarity": self.smooth_stationarity,
+            f"{prefix}grad_norm": self.grad_norm,
+            f"{prefix}reg_force": self.reg_force,
+            f"{prefix}kinks": float(sum(self.kinks)),
+            f"{prefix}kink_fraction": float(sum(self.kinks)) / max(1, sum(self.entries)),
+            f"{prefix}iterations": float(self.iterations),
+        }
+
 
 @dataclass
 class _Call:
