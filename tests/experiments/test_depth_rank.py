@@ -22,39 +22,69 @@ from bottlenecklab.experiments import (
     resolve_config,
     run_experiment,
 )
+from bottlenecklab.experiments.fcnn import bottleneck_bounds as bb
+from bottlenecklab.experiments.fcnn import rank_vs_depth as rvd
+from bottlenecklab.measure import (
+    COR8_BOUND,
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
+    DEPTH,
+    K_STAR,
+    MIDDLE_AFFINE_RANK,
+    MIDDLE_RANK,
+    NORM_SQ,
+    NTK_LAMBDA_ETA,
+    NTK_LAMBDA_ETA_AMPLITUDE,
+    NTK_SCALE,
+    OFF_RANK_LAYERS,
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAIN_COST,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
+)
 
 LINEAR = "linear/representation-cost"
 CLOSED_FORMS = {"remainder_slope", "example20_slope"}
 
 EXPECTED = {
-    "fcnn/bottleneck-bounds": (
+    bb.EXPERIMENT.name: (
         (
-            "chain-random",
-            "chain-trained",
-            "thm15-random",
-            "thm15-trained",
-            "cor8",
-            "cor8-slack",
-            "cor8-random-rank",
-            "cor8-slope",
-            "ntk-stability",
-            "ntk-scale",
+            bb.CHAIN_RANDOM.id,
+            bb.CHAIN_TRAINED.id,
+            bb.THM15_RANDOM.id,
+            bb.THM15_TRAINED.id,
+            bb.COR8_CLAIM.id,
+            bb.COR8_SLACK.id,
+            bb.COR8_RANDOM_RANK.id,
+            bb.COR8_SLOPE.id,
+            bb.NTK_STABILITY.id,
+            bb.NTK_SCALE_CLAIM.id,
         ),
         ("bottleneck_bounds",),
         (
-            "random_chain_slack",
-            "trained_thm15_slack",
-            "cor8_bound",
-            "cor8_middle_median",
+            RANDOM_CHAIN_SLACK.name,
+            TRAINED_THM15_SLACK.name,
+            COR8_BOUND.name,
+            COR8_MIDDLE_MEDIAN.name,
             "cor8_middle_median_random_min",
-            "cor8_random_below",
-            "ntk_lambda_eta",
+            COR8_RANDOM_BELOW.name,
+            NTK_LAMBDA_ETA.name,
         ),
     ),
-    "fcnn/rank-vs-depth": (
-        ("rank-falls", "k-star-reached", "slope-is-rank", "only-middle-grows", "collapse-above"),
+    rvd.EXPERIMENT.name: (
+        (
+            rvd.RANK_FALLS.id,
+            rvd.K_STAR_REACHED.id,
+            rvd.SLOPE_IS_RANK.id,
+            rvd.ONLY_MIDDLE_GROWS.id,
+            rvd.COLLAPSE_ABOVE.id,
+        ),
         ("rank_vs_depth", "depth_spectra"),
-        ("norm_sq", "middle_rank", "off_rank_layers", "train_cost"),
+        tuple(q.name for q in (NORM_SQ, MIDDLE_RANK, OFF_RANK_LAYERS, TRAIN_COST)),
     ),
     LINEAR: (
         (
@@ -163,7 +193,7 @@ def test_linear_trained_claims_fail_on_an_untrained_network(tmp_path) -> None:
 
 # ------------------------------------------------------------------ fcnn/rank-vs-depth
 
-RANK = "fcnn/rank-vs-depth"
+RANK = rvd.EXPERIMENT.name
 
 
 def _rank_points(
@@ -177,12 +207,12 @@ def _rank_points(
         for seed in (0, 1, 2):
             k = rank(L)
             scalars = {
-                "depth": float(L),
-                "norm_sq": norm(L, k) + 0.1 * seed,
-                "middle_rank": float(k),
-                "off_rank_layers": off(L, k),
-                "train_cost": cost(L),
-                "k_star": 2.0,
+                DEPTH.name: float(L),
+                NORM_SQ.name: norm(L, k) + 0.1 * seed,
+                MIDDLE_RANK.name: float(k),
+                OFF_RANK_LAYERS.name: off(L, k),
+                TRAIN_COST.name: cost(L),
+                K_STAR.name: 2.0,
             }
             out.append(
                 PointResult(
@@ -205,10 +235,10 @@ def test_rank_claims_pass_on_fig1_like_results() -> None:
 @pytest.mark.parametrize(
     "kwargs, failing",
     [
-        ({"rank": lambda L: 2 if L <= 6 else 3}, "rank-falls"),
-        ({"rank": lambda L: 5 if L <= 6 else 4}, "k-star-reached"),
-        ({"norm": lambda L, k: 1.5 * k * L + 10.0}, "slope-is-rank"),
-        ({"off": lambda L, k: float(L) / 2}, "only-middle-grows"),
+        ({"rank": lambda L: 2 if L <= 6 else 3}, rvd.RANK_FALLS.id),
+        ({"rank": lambda L: 5 if L <= 6 else 4}, rvd.K_STAR_REACHED.id),
+        ({"norm": lambda L, k: 1.5 * k * L + 10.0}, rvd.SLOPE_IS_RANK.id),
+        ({"off": lambda L, k: float(L) / 2}, rvd.ONLY_MIDDLE_GROWS.id),
     ],
 )
 def test_rank_claims_fail_on_wrong_results(kwargs, failing) -> None:
@@ -218,9 +248,9 @@ def test_rank_claims_fail_on_wrong_results(kwargs, failing) -> None:
 def test_collapse_is_asserted_on_the_full_range_and_fails_below_an_all_fit_depth() -> None:
     """The paper preset's grid reaches the collapse: a net that stops fitting at L = 8
     below depths where every seed fits fails the claim."""
-    assert _rank_verdicts(_rank_points(), "paper")["collapse-above"] is True
+    assert _rank_verdicts(_rank_points(), "paper")[rvd.COLLAPSE_ABOVE.id] is True
     bad = _rank_points(cost=lambda L: 0.5 if L == 8 else 0.01)
-    assert _rank_verdicts(bad, "paper")["collapse-above"] is False
+    assert _rank_verdicts(bad, "paper")[rvd.COLLAPSE_ABOVE.id] is False
 
 
 def test_collapse_is_reported_on_the_cut_quick_grid() -> None:
@@ -229,8 +259,8 @@ def test_collapse_is_reported_on_the_cut_quick_grid() -> None:
     exp = get(RANK)
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in exp.evaluate(cfg, _rank_points())}
-    assert not claims["collapse-above"].asserted
-    assert "cut to the depths that certify" in claims["collapse-above"].statement
+    assert not claims[rvd.COLLAPSE_ABOVE.id].asserted
+    assert "cut to the depths that certify" in claims[rvd.COLLAPSE_ABOVE.id].statement
     assert max(cfg.depths) < max(resolve_config(exp, "paper").depths)
 
 
@@ -272,7 +302,7 @@ def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_
 
 # -------------------------------------------------------------- fcnn/bottleneck-bounds
 
-BOUNDS = "fcnn/bottleneck-bounds"
+BOUNDS = bb.EXPERIMENT.name
 
 
 # middle medians of s_(k+1): trained, the own init, the smallest and median of the
@@ -286,25 +316,25 @@ def _bounds_points(**over) -> list[PointResult]:
         med, init, rmin, rmed = MEDIANS[L]
         scalars = {
             "depth": float(L),
-            "random_nets": 34.0,
-            "random_chain_slack": 0.5,
-            "random_thm15_slack": 0.5,
-            "trained_chain_slack": 1.0,
-            "trained_thm15_slack": 1.0,
+            bb.RANDOM_NETS.name: 34.0,
+            RANDOM_CHAIN_SLACK.name: 0.5,
+            RANDOM_THM15_SLACK.name: 0.5,
+            TRAINED_CHAIN_SLACK.name: 1.0,
+            TRAINED_THM15_SLACK.name: 1.0,
             "middle_rank": mid + 1,  # the weight rank counts the offset
-            "middle_affine_rank": mid,
-            "cor8_bound": 0.3,
+            MIDDLE_AFFINE_RANK.name: mid,
+            COR8_BOUND.name: 0.3,
             "cor8_layers_below": 0.5 * L + 1,
             "cor8_required": 0.5 * L,
-            "cor8_middle_median": med,
-            "cor8_middle_median_init": init,
+            COR8_MIDDLE_MEDIAN.name: med,
+            COR8_MIDDLE_MEDIAN_INIT.name: init,
             "cor8_middle_median_random_min": rmin,
-            "cor8_middle_median_random": rmed,
-            "cor8_middle_max": 2 * med,
-            "cor8_random_below": 0.0,
-            "ntk_scale": 1.0 + L / 16,
-            "ntk_lambda_eta": 0.8,
-            "ntk_lambda_eta_amplitude": 0.1,
+            COR8_MIDDLE_MEDIAN_RANDOM.name: rmed,
+            COR8_MIDDLE_MAX.name: 2 * med,
+            COR8_RANDOM_BELOW.name: 0.0,
+            NTK_SCALE.name: 1.0 + L / 16,
+            NTK_LAMBDA_ETA.name: 0.8,
+            NTK_LAMBDA_ETA_AMPLITUDE.name: 0.1,
             "balance_summed_max": 0.01,
             "balance_per_neuron_max": 0.02,
             "train_cost": 0.01,
@@ -326,11 +356,11 @@ def test_bounds_claims_pass_on_good_results() -> None:
 @pytest.mark.parametrize(
     "over, failing",
     [
-        ({"random_chain_slack": -1e-6}, "chain-random"),
-        ({"trained_chain_slack": -1e-6}, "chain-trained"),
-        ({"random_thm15_slack": -1e-6}, "thm15-random"),
-        ({"trained_thm15_slack": -0.1}, "thm15-trained"),
-        ({"middle_affine_rank": 3.0}, "cor8"),  # no net with a 2-D middle
+        ({RANDOM_CHAIN_SLACK.name: -1e-6}, bb.CHAIN_RANDOM.id),
+        ({TRAINED_CHAIN_SLACK.name: -1e-6}, bb.CHAIN_TRAINED.id),
+        ({RANDOM_THM15_SLACK.name: -1e-6}, bb.THM15_RANDOM.id),
+        ({TRAINED_THM15_SLACK.name: -0.1}, bb.THM15_TRAINED.id),
+        ({MIDDLE_AFFINE_RANK.name: 3.0}, bb.COR8_CLAIM.id),  # no net with a 2-D middle
     ],
 )
 def test_bounds_claims_fail_on_wrong_results(over, failing) -> None:
@@ -347,32 +377,32 @@ def test_bounds_cor8_reads_the_trend_and_the_untrained_nets() -> None:
     exp = get(BOUNDS)
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in exp.evaluate(cfg, _bounds_points())}
-    c = claims["cor8"]
+    c = claims[bb.COR8_CLAIM.id]
     assert c.asserted and c.passed
     assert c.measured == pytest.approx(0.12 / 0.30, rel=1e-3)  # against its own init
     # margin: the smaller of the relative drops (1/3, 0.4) and 1 - ratio (0.6)
     assert c.margin == pytest.approx(1 / 3, rel=1e-6)
-    for cid in ("cor8-slack", "cor8-random-rank", "cor8-slope"):
+    for cid in (bb.COR8_SLACK.id, bb.COR8_RANDOM_RANK.id, bb.COR8_SLOPE.id):
         assert claims[cid].state == "reported" and not claims[cid].asserted
-    assert claims["cor8-random-rank"].measured == 0
+    assert claims[bb.COR8_RANDOM_RANK.id].measured == 0
     # the bound 0.3 over the largest middle value 0.24, in decades
-    assert claims["cor8-slack"].measured == pytest.approx(math.log10(0.3 / 0.24), rel=1e-3)
+    assert claims[bb.COR8_SLACK.id].measured == pytest.approx(math.log10(0.3 / 0.24), rel=1e-3)
     slope = scipy.stats.linregress(np.log([6, 10, 16]), np.log([0.30, 0.20, 0.12])).slope
-    assert claims["cor8-slope"].measured == pytest.approx(slope, rel=1e-3)
+    assert claims[bb.COR8_SLOPE.id].measured == pytest.approx(slope, rel=1e-3)
 
 
 @pytest.mark.parametrize(
     "key, values",
     [
-        ("cor8_middle_median", (0.30, 0.32, 0.12)),  # rises between L = 6 and 10
-        ("cor8_middle_median", (0.30, 0.20, 0.21)),  # rises between L = 10 and 16
-        ("cor8_middle_median", (0.50, 0.40, 0.30)),  # falls, but equals its init's 0.30
-        ("cor8_middle_median", (0.50, 0.40, 0.31)),  # falls, but above its init's
-        ("cor8_middle_median_init", (1.17, 0.61, 0.12)),  # the init as low as the trained
+        (COR8_MIDDLE_MEDIAN.name, (0.30, 0.32, 0.12)),  # rises between L = 6 and 10
+        (COR8_MIDDLE_MEDIAN.name, (0.30, 0.20, 0.21)),  # rises between L = 10 and 16
+        (COR8_MIDDLE_MEDIAN.name, (0.50, 0.40, 0.30)),  # falls, but equals its init's 0.30
+        (COR8_MIDDLE_MEDIAN.name, (0.50, 0.40, 0.31)),  # falls, but above its init's
+        (COR8_MIDDLE_MEDIAN_INIT.name, (1.17, 0.61, 0.12)),  # the init as low as the trained
     ],
 )
 def test_bounds_cor8_fails_on_a_rise_or_a_value_not_below_the_untrained_net(key, values):
-    assert _bounds_verdicts(_with_medians(_bounds_points(), key, values))["cor8"] is False
+    assert _bounds_verdicts(_with_medians(_bounds_points(), key, values))[bb.COR8_CLAIM.id] is False
 
 
 def test_bounds_cor8_fails_on_untrained_nets() -> None:
@@ -401,26 +431,28 @@ def test_bounds_cor8_fails_on_untrained_nets() -> None:
         ]
         scalars = {
             **p.scalars,
-            "middle_affine_rank": float(cfg.k),
-            "cor8_middle_median": draws[0],  # the untrained net itself
-            "cor8_middle_median_init": draws[0],
+            MIDDLE_AFFINE_RANK.name: float(cfg.k),
+            COR8_MIDDLE_MEDIAN.name: draws[0],  # the untrained net itself
+            COR8_MIDDLE_MEDIAN_INIT.name: draws[0],
             "cor8_middle_median_random_min": min(draws),
-            "cor8_middle_median_random": float(np.median(draws)),
-            "cor8_random_below": float(sum(d < draws[0] for d in draws)),
+            COR8_MIDDLE_MEDIAN_RANDOM.name: float(np.median(draws)),
+            COR8_RANDOM_BELOW.name: float(sum(d < draws[0] for d in draws)),
         }
         points[i] = dataclasses.replace(p, scalars=scalars)
-    meds = [p.scalars["cor8_middle_median"] for p in points]
+    meds = [p.scalars[COR8_MIDDLE_MEDIAN.name] for p in points]
     assert meds == sorted(meds, reverse=True)  # the trend holds on untrained nets
-    c = {c.id: c for c in exp.evaluate(cfg, points)}["cor8"]
+    c = {c.id: c for c in exp.evaluate(cfg, points)}[bb.COR8_CLAIM.id]
     assert c.asserted and not c.passed and c.measured == 1
-    rank = {c.id: c for c in exp.evaluate(cfg, points)}["cor8-random-rank"]
+    rank = {c.id: c for c in exp.evaluate(cfg, points)}[bb.COR8_RANDOM_RANK.id]
     assert 0 < rank.measured < cfg.cor8_random  # a random net sits among the random draws
 
 
 def test_bounds_ntk_scale_fails_on_a_spread() -> None:
     points = _bounds_points()
-    points[-1] = dataclasses.replace(points[-1], scalars={**points[-1].scalars, "ntk_scale": 9.0})
-    assert _bounds_verdicts(points)["ntk-scale"] is False
+    points[-1] = dataclasses.replace(
+        points[-1], scalars={**points[-1].scalars, NTK_SCALE.name: 9.0}
+    )
+    assert _bounds_verdicts(points)[bb.NTK_SCALE_CLAIM.id] is False
 
 
 def test_bounds_claims_that_hold_at_every_parameter_pass_on_an_untrained_network(
@@ -433,5 +465,5 @@ def test_bounds_claims_that_hold_at_every_parameter_pass_on_an_untrained_network
     record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
     states = {c.id: c.state for c in record.claims}
     assert all(exp.is_ungated(c) and exp.reads_of(c) is None for c in states)
-    for cid in ("chain-random", "chain-trained", "thm15-random", "thm15-trained"):
+    for cid in (bb.CHAIN_RANDOM.id, bb.CHAIN_TRAINED.id, bb.THM15_RANDOM.id, bb.THM15_TRAINED.id):
         assert states[cid] == "passed", cid

@@ -727,10 +727,7 @@ def test_plateau_gate_asks_value_stability_of_every_seed():
 def test_plateau_gate_without_an_earlier_value_is_not_converged():
     cfg = resolve_config(get(WP), "quick")
     pts = _wp_points(WP_GOOD)
-    pts = [
-        dataclasses.replace(p, scalars={k: v for k, v in p.scalars.items() if k != "prev_loss"})
-        for p in pts
-    ]
+    pts = [dataclasses.replace(p, earlier=None) for p in pts]
     exp = get(WP)
     judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
     assert judged["plateau"].state == "not-converged"

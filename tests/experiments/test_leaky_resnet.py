@@ -10,44 +10,60 @@ import pytest
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.leaky_resnet import discretization as disc
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
+from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
+from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
+from bottlenecklab.experiments.leaky_resnet._overhead import (
+    ADAPT_AA_SPREAD,
+    ADAPT_LOAD,
+    ADAPT_OVERHEAD,
+)
+from bottlenecklab.measure import (
+    COI_GAMMA_MIN,
+    PORTRAIT,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
+    RHO_MIDDLE_OVER_ENDS,
+    TEST_ERROR,
+)
 
 # name -> (claim ids in order, figure files, scalars every point must measure)
 EXPECTED = {
-    "leaky-resnet/hamiltonian-vs-depth": (
-        ("estimator-spread", "rank-at-largest-leak", "from-below", "coi-from-above", "test-error"),
+    hvd.EXPERIMENT.name: (
+        tuple(c.id for c in hvd.EXPERIMENT.claims),
         ("hamiltonian_vs_leak", "layer_portrait"),
-        (
-            "rank_H_median",
-            "rank_H_gamma_median",
-            "coi_gamma_min",
-            "cp_residual_median",
-            "test_error",
-        ),
+        tuple(str(q) for q in (RANK_H_MEDIAN, RANK_H_GAMMA_MEDIAN, COI_GAMMA_MIN, TEST_ERROR))
+        + ("cp_residual_median",),
     ),
-    "leaky-resnet/layer-portrait": (
-        ("bottleneck-gap", "hamiltonian-flat", "kinetic-middle", "coi-bottleneck", "non-negative"),
+    portrait.EXPERIMENT.name: (
+        tuple(c.id for c in portrait.EXPERIMENT.claims),
         ("layer_portrait",),
-        ("gap_middle_median", "spread_H", "kinetic_middle_over_ends"),
+        tuple(q.name for q in PORTRAIT) + ("spread_H",),
     ),
-    "leaky-resnet/discretization": (
-        ("adaptive-beats-equidistant", "adaptive-steps-middle", "adaptive-overhead"),
-        ("error_vs_depth", "discretization_spectra", "pca_paths"),
-        ("test_error", "rho_middle_over_ends", "pca_explained"),
-    ),
-    "leaky-resnet/path-bounds": (
+    disc.EXPERIMENT.name: (
         (
-            "path-length-sublinear",
-            "path-length-constant",
-            "path-length-metric-slopes",
-            "B-bounded",
-            "BS-bounded",
-            "thm4-upper",
-            "thm4-lower",
-            "thm4-lower-corrected",
-            "thm4-per-layer",
-            "thm4-per-layer-paper-form",
-            "thm4-per-layer-negative-arg",
-            "thm4-constant-gamma",
+            disc.ADAPTIVE_BEATS_EQUIDISTANT.id,
+            disc.ADAPTIVE_STEPS_MIDDLE.id,
+            disc.ADAPTIVE_OVERHEAD.id,
+        ),
+        ("error_vs_depth", "discretization_spectra", "pca_paths"),
+        (TEST_ERROR.name, RHO_MIDDLE_OVER_ENDS.name, "pca_explained"),
+    ),
+    pb.EXPERIMENT.name: (
+        (
+            pb.PATH_LENGTH_SUBLINEAR.id,
+            pb.PATH_LENGTH_CONSTANT.id,
+            pb.PATH_LENGTH_METRIC_SLOPES.id,
+            pb.B_BOUNDED.id,
+            pb.BS_BOUNDED.id,
+            pb.THM4_UPPER_CLAIM.id,
+            pb.THM4_LOWER_CLAIM.id,
+            pb.THM4_LOWER_CORRECTED_CLAIM.id,
+            pb.THM4_PER_LAYER.id,
+            pb.THM4_PER_LAYER_PAPER_FORM.id,
+            pb.THM4_PER_LAYER_NEGATIVE_ARG.id,
+            pb.THM4_CONSTANT_GAMMA.id,
         ),
         ("path_bounds", "layer_portrait"),
         (
@@ -118,10 +134,10 @@ def test_measured_scalars(name, smoke_record) -> None:
 
 
 TRAINED = (
-    "leaky-resnet/discretization",
+    disc.EXPERIMENT.name,
     "leaky-resnet/hamiltonian-vs-depth",
     "leaky-resnet/layer-portrait",
-    "leaky-resnet/path-bounds",
+    pb.EXPERIMENT.name,
 )
 UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 
@@ -143,16 +159,16 @@ def test_every_claim_fails_on_an_untrained_network(name, tmp_path) -> None:
 
 
 REPORTED = {
-    "B-bounded",
-    "BS-bounded",
-    "thm4-upper",
-    "adaptive-overhead",
-    "estimator-spread",
-    "kinetic-middle",
-    "non-negative",
-    "path-length-metric-slopes",
-    "thm4-per-layer-paper-form",
-    "thm4-per-layer-negative-arg",
+    pb.B_BOUNDED.id,
+    pb.BS_BOUNDED.id,
+    pb.THM4_UPPER_CLAIM.id,
+    disc.ADAPTIVE_OVERHEAD.id,
+    hvd.ESTIMATOR_SPREAD.id,
+    portrait.KINETIC_MIDDLE.id,
+    portrait.NON_NEGATIVE.id,
+    pb.PATH_LENGTH_METRIC_SLOPES.id,
+    pb.THM4_PER_LAYER_PAPER_FORM.id,
+    pb.THM4_PER_LAYER_NEGATIVE_ARG.id,
 }
 
 
@@ -183,7 +199,9 @@ def _flagship_points(
         _point(
             leak,
             **_certified(
-                {"rank_H_median": m, "coi_gamma_min": c, "test_error": 0.3}, stationarity, moved
+                {RANK_H_MEDIAN.name: m, COI_GAMMA_MIN.name: c, TEST_ERROR.name: 0.3},
+                stationarity,
+                moved,
             ),
         )
         for leak, m, c in zip((6.0, 12.0, 24.0), medians, coi)
@@ -196,7 +214,9 @@ def _states(name: str, points: list[PointResult]) -> dict[str, str]:
     return {c.id: c.state for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
 
 
-FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
+FLAGSHIP = hvd.EXPERIMENT.name
+SPREAD, TOP = hvd.ESTIMATOR_SPREAD, hvd.RANK_AT_LARGEST_LEAK
+BELOW, COI = hvd.FROM_BELOW, hvd.COI_FROM_ABOVE
 
 
 CERTIFIED = 0.5 * KINK_THRESHOLD  # a stationarity every gate accepts
@@ -205,14 +225,14 @@ CERTIFIED = 0.5 * KINK_THRESHOLD  # a stationarity every gate accepts
 def test_flagship_claims_pass_when_certified_and_not_converged_above_the_threshold() -> None:
     threshold = resolve_config(get(FLAGSHIP), "quick").certify.threshold
     got = _states(FLAGSHIP, _flagship_points(CERTIFIED))
-    assert got.pop("estimator-spread") == "reported"
+    assert got.pop(SPREAD.id) == "reported"
     assert set(got.values()) == {"passed"}
     # the median claims read -(2/L~)H, discontinuous at kinks: the tight gate
     got = _states(FLAGSHIP, _flagship_points(KINK_THRESHOLD * (1 + 1e-6)))
-    assert got.pop("estimator-spread") == "reported" and got.pop("test-error") == "passed"
+    assert got.pop(SPREAD.id) == "reported" and got.pop(hvd.TEST_ERROR_CLAIM.id) == "passed"
     assert set(got.values()) == {"not-converged"}
     got = _states(FLAGSHIP, _flagship_points(threshold * (1 + 1e-6)))
-    assert got.pop("estimator-spread") == "reported"
+    assert got.pop(SPREAD.id) == "reported"
     assert set(got.values()) == {"not-converged"}
 
 
@@ -220,33 +240,33 @@ def test_flagship_claims_not_converged_when_the_median_moved_in_the_last_phase()
     """`from-below` reads the medians with window 0.5: a move of 0.2 > 0.5/4 over the
     last phase leaves it not-converged even with a certified stationarity."""
     got = _states(FLAGSHIP, _flagship_points(CERTIFIED, moved=0.2))
-    assert got["from-below"] == "not-converged"
-    assert got["rank-at-largest-leak"] == "passed"  # window 1.5: 0.2 <= 0.375
+    assert got[BELOW.id] == "not-converged"
+    assert got[TOP.id] == "passed"  # window 1.5: 0.2 <= 0.375
 
 
 @pytest.mark.parametrize(
     "medians, coi, moved, failing",
     [
-        ((3.2, 4.1, 3.7), (5.5, 5.0, 4.8), 0.0, "from-below"),  # a dip of 0.4 > 0.1
-        ((3.2, 5.8, 4.6), (6.5, 6.0, 4.8), 0.0, "from-below"),  # above k* + 0.5 on the way
-        ((3.2, 4.1, 6.0), (5.5, 5.0, 6.5), 0.0, "rank-at-largest-leak"),  # overshoots k*
-        ((3.2, 4.1, 4.6), (5.5, 3.5, 4.8), 0.0, "coi-from-above"),  # COI below H by 0.6
+        ((3.2, 4.1, 3.7), (5.5, 5.0, 4.8), 0.0, BELOW),  # a dip of 0.4 > 0.1
+        ((3.2, 5.8, 4.6), (6.5, 6.0, 4.8), 0.0, BELOW),  # above k* + 0.5 on the way
+        ((3.2, 4.1, 6.0), (5.5, 5.0, 6.5), 0.0, TOP),  # overshoots k*
+        ((3.2, 4.1, 4.6), (5.5, 3.5, 4.8), 0.0, COI),  # COI below H by 0.6
         # the untrained net's values (vacuity audit): COI far above, out of k*'s window
-        ((3.2, 4.1, 4.6), (5.5, 5.0, 9357.0), 0.0, "coi-from-above"),
-        ((3.2, 4.1, 4.6), (5.5, 5.0, 5.6), 0.0, "coi-from-above"),  # above k* + 0.5
+        ((3.2, 4.1, 4.6), (5.5, 5.0, 9357.0), 0.0, COI),
+        ((3.2, 4.1, 4.6), (5.5, 5.0, 5.6), 0.0, COI),  # above k* + 0.5
         # median 4.1 inside [4, 5.5], but +- its spread 0.11 reaches below 4
-        ((3.2, 4.0, 4.1), (5.5, 5.0, 4.8), 0.11, "rank-at-largest-leak"),
+        ((3.2, 4.0, 4.1), (5.5, 5.0, 4.8), 0.11, TOP),
     ],
 )
 def test_flagship_claims_fail_on_wrong_converged_results(medians, coi, moved, failing) -> None:
     got = _states(FLAGSHIP, _flagship_points(CERTIFIED, medians, coi, moved))
-    assert got[failing] == "failed"
+    assert got[failing.id] == "failed"
 
 
 def test_flagship_estimator_spread_is_the_last_phase_change_at_the_largest_leak() -> None:
     exp = get(FLAGSHIP)
     claims = exp.evaluate(resolve_config(exp, "quick"), _flagship_points(CERTIFIED, moved=0.05))
-    spread = {c.id: c for c in claims}["estimator-spread"]
+    spread = {c.id: c for c in claims}[SPREAD.id]
     assert spread.asserted is False
     assert spread.measured == pytest.approx(0.05)
 
@@ -288,7 +308,7 @@ def _path_points(path_length, used=(0.5, 0.5), leaks=(6.0, 12.0, 24.0), metric=N
     ]
 
 
-PATH = "leaky-resnet/path-bounds"
+PATH = pb.EXPERIMENT.name
 
 
 @pytest.mark.parametrize(
@@ -302,9 +322,9 @@ PATH = "leaky-resnet/path-bounds"
 )
 def test_path_length_sublinear_and_constant(path_length, sublinear, constant) -> None:
     got = _states(PATH, _path_points(path_length))
-    assert got["path-length-sublinear"] == sublinear
-    assert got["path-length-constant"] == constant
-    assert got["B-bounded"] == got["BS-bounded"] == "reported"  # vacuous as bounds (V6)
+    assert got[pb.PATH_LENGTH_SUBLINEAR.id] == sublinear
+    assert got[pb.PATH_LENGTH_CONSTANT.id] == constant
+    assert got[pb.B_BOUNDED.id] == got[pb.BS_BOUNDED.id] == "reported"  # vacuous as bounds (V6)
 
 
 def test_path_length_constant_reads_the_plain_length_and_sublinear_the_kernel_one() -> None:
@@ -313,12 +333,12 @@ def test_path_length_constant_reads_the_plain_length_and_sublinear_the_kernel_on
     passes the first, a growing plain length with a flat l_gamma fails it."""
     flat, growing = (lambda L: 30.0), (lambda L: 20.0 * L**0.34)
     got = _states(PATH, _path_points(flat, metric=lambda L: 3.0 * L))
-    assert got["path-length-constant"] == "passed"
-    assert got["path-length-sublinear"] == "failed"
+    assert got[pb.PATH_LENGTH_CONSTANT.id] == "passed"
+    assert got[pb.PATH_LENGTH_SUBLINEAR.id] == "failed"
     got = _states(PATH, _path_points(growing, metric=flat))
-    assert got["path-length-constant"] == "failed"
-    assert got["path-length-sublinear"] == "passed"
-    assert got["path-length-metric-slopes"] == "reported"
+    assert got[pb.PATH_LENGTH_CONSTANT.id] == "failed"
+    assert got[pb.PATH_LENGTH_SUBLINEAR.id] == "passed"
+    assert got[pb.PATH_LENGTH_METRIC_SLOPES.id] == "reported"
 
 
 @pytest.mark.parametrize(
@@ -333,29 +353,35 @@ def test_path_length_constant_reads_the_plain_length_and_sublinear_the_kernel_on
 )
 def test_thm4_per_layer_fails_when_one_layer_leaves_its_window(used, state) -> None:
     got = _states(PATH, _path_points(lambda L: 30.0, used=used))
-    assert got["thm4-per-layer"] == state
-    assert got["thm4-upper"] == "reported"  # holds on untrained nets (V7)
-    assert got["thm4-per-layer-paper-form"] == got["thm4-per-layer-negative-arg"] == "reported"
+    assert got[pb.THM4_PER_LAYER.id] == state
+    assert got[pb.THM4_UPPER_CLAIM.id] == "reported"  # holds on untrained nets (V7)
+    assert (
+        got[pb.THM4_PER_LAYER_PAPER_FORM.id] == got[pb.THM4_PER_LAYER_NEGATIVE_ARG.id] == "reported"
+    )
 
 
 def test_thm4_per_layer_not_converged_when_the_used_fraction_moved() -> None:
     """Value stability reads the used fractions with the window's scale (1): a move of
     0.3 > 1/4 leaves the claim not-converged."""
     points = _path_points(lambda L: 30.0)
-    points[-1].scalars["prev_thm4_window_used_max"] = 0.5 - 0.3
-    assert _states(PATH, points)["thm4-per-layer"] == "not-converged"
+    points[-1].earlier.values["thm4_window_used_max"] = 0.5 - 0.3
+    assert _states(PATH, points)[pb.THM4_PER_LAYER.id] == "not-converged"
 
 
-DISC = "leaky-resnet/discretization"
+DISC = disc.EXPERIMENT.name
 
 
 def _disc_points(overhead: float, aa: float) -> list[PointResult]:
     out = []
     for depth in (6, 10):
         for schedule, err in (("equidistant", 0.5), ("adaptive", 0.4)):
-            scalars = {"test_error": err, "rho_middle_over_ends": 1.3}
+            scalars = {TEST_ERROR.name: err, RHO_MIDDLE_OVER_ENDS.name: 1.3}
             if schedule == "adaptive":
-                scalars |= {"adapt_overhead": overhead, "adapt_aa_spread": aa, "adapt_load": 0.5}
+                scalars |= {
+                    ADAPT_OVERHEAD.name: overhead,
+                    ADAPT_AA_SPREAD.name: aa,
+                    ADAPT_LOAD.name: 0.5,
+                }
             out.append(
                 PointResult(
                     f"{schedule}{depth}",
@@ -378,12 +404,12 @@ def test_adaptive_beats_equidistant_fails_on_ties() -> None:
     exp = get(DISC)
     cfg = resolve_config(exp, "quick")
     points = [
-        dataclasses.replace(p, scalars={**p.scalars, "test_error": 0.5})
+        dataclasses.replace(p, scalars={**p.scalars, TEST_ERROR.name: 0.5})
         for p in _disc_points(0.0, 0.0)
     ]
     claims = {c.id: c for c in exp.evaluate(cfg, points)}
-    assert claims["adaptive-beats-equidistant"].passed is False
-    assert claims["adaptive-beats-equidistant"].measured == 0
+    assert claims[disc.ADAPTIVE_BEATS_EQUIDISTANT.id].passed is False
+    assert claims[disc.ADAPTIVE_BEATS_EQUIDISTANT.id].measured == 0
 
 
 @pytest.mark.parametrize("overhead", [-0.046, 0.02, 0.078])
@@ -394,11 +420,11 @@ def test_adaptive_overhead_is_reported_beside_its_aa_spread(overhead) -> None:
     cfg = resolve_config(exp, "quick")
     points = _disc_points(overhead, 0.013)
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
-    c = claims["adaptive-overhead"]
+    c = claims[disc.ADAPTIVE_OVERHEAD.id]
     assert c.state == "reported" and c.asserted is False
     assert c.measured == pytest.approx(overhead)
     assert "A/A 1.3 %" in c.statement and "make bench" in c.statement
-    assert claims["adaptive-beats-equidistant"].state == "passed"
+    assert claims[disc.ADAPTIVE_BEATS_EQUIDISTANT.id].state == "passed"
 
 
 def _timing(adaptive: float, fixed_a: float, fixed_b: float, load: float, cpus: int = 2):
@@ -464,6 +490,6 @@ def test_path_length_constant_is_the_registered_finding() -> None:
     exp, points = get(PATH), _path_points(lambda L: 200.0 * L**0.7)
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
-    assert claims["path-length-constant"].state == "failed"
-    assert claims["path-length-constant"].finding == f"{PATH}:path-length-constant"
-    assert claims["path-length-sublinear"].finding is None
+    assert claims[pb.PATH_LENGTH_CONSTANT.id].state == "failed"
+    assert claims[pb.PATH_LENGTH_CONSTANT.id].finding == f"{PATH}:{pb.PATH_LENGTH_CONSTANT.id}"
+    assert claims[pb.PATH_LENGTH_SUBLINEAR.id].finding is None

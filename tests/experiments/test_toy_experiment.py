@@ -21,6 +21,8 @@ from bottlenecklab.experiments import (
 )
 from bottlenecklab.experiments._checks import at_most, reported
 from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Measurement, Reads, Ungated
+from bottlenecklab.experiments.leaky_resnet._common import LAYERS
+from bottlenecklab.measure import TEST_ERROR
 
 DOC = Path(__file__).parents[2] / "docs" / "add-an-experiment.md"
 
@@ -50,26 +52,29 @@ def toy(tmp_path, monkeypatch):
 
 
 def test_the_how_to_module_is_an_experiment_with_its_claims(toy):
-    assert isinstance(toy, Experiment)
-    assert [s.id for s in toy.specs] == ["test-error", "teacher-rank"]
-    assert toy.reads_of("test-error") == Reads(("test_error",), window=0.5)
-    assert toy.is_ungated("teacher-rank") and toy.reads_of("teacher-rank") is None
+    module = sys.modules["toy_area.my_figure"]
+    error, rank = module.TEST_ERROR_CLAIM, module.TEACHER_RANK
+    assert isinstance(toy, Experiment) and toy.specs == (error, rank)
+    assert toy.reads_of(error.id) == Reads((TEST_ERROR,), window=0.5)
+    assert toy.is_ungated(rank.id) and toy.reads_of(rank.id) is None
+    assert toy.quantities == (TEST_ERROR,) and toy.measure is LAYERS
     assert toy.figures == ("hamiltonian_vs_leak",)
 
 
 def test_the_toy_runs_through_the_runner_and_its_claims_are_judged(toy, tmp_path):
+    module = sys.modules["toy_area.my_figure"]
     cfg = resolve_config(toy, "smoke")
     record = run_experiment(toy, cfg, tmp_path / "run", preset="smoke", progress=False)
     claims = {c.id: c for c in record.claims}
-    assert list(claims) == ["test-error", "teacher-rank"]
-    rank = claims["teacher-rank"]
+    assert list(claims) == [module.TEST_ERROR_CLAIM.id, module.TEACHER_RANK.id]
+    rank = claims[module.TEACHER_RANK.id]
     k = cfg.task.k_star
     assert rank.state == "passed" and rank.certificate is None
     assert (
         rank.source == "000 App B" and rank.statement == f"the teacher has bottleneck rank k* = {k}"
     )
     assert rank.expected == f"in [{k:g}, {k:g}]"
-    err = claims["test-error"]
+    err = claims[module.TEST_ERROR_CLAIM.id]
     assert err.source == "000 Fig N" and err.statement.endswith("worst over L~ (1, 2)")
     assert err.expected == "<= 0.5" and isinstance(err.measured, float)
     # a smoke training is far from a critical point: the certificate refuses the claim

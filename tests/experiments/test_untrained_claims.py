@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 from bottlenecklab.experiments import get, load_run, resolve_config
+from bottlenecklab.experiments.fcnn import bottleneck_bounds as bb
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "untrained_claims.py"
 spec = importlib.util.spec_from_file_location("untrained_claims", TOOL)
@@ -25,7 +26,7 @@ def test_every_training_config_is_cut_to_zero_steps() -> None:
 def test_untrained_points_and_raw_criteria(tmp_path) -> None:
     """The run trains no step; each claim comes back twice, the experiment's own criterion
     (`raw`) and the runner's verdict, with one table row each."""
-    name = "fcnn/bottleneck-bounds"
+    name = bb.EXPERIMENT.name
     pairs = untrained.untrained_claims(name, "smoke", tmp_path)
     record = load_run(tmp_path / name.replace("/", "__"), {name: get(name)})
     assert record.points and all(p.steps == 0 for p in record.points)

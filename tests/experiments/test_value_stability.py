@@ -10,7 +10,7 @@ import torch
 
 import bottlenecklab.training._phases as phases_module
 from bottlenecklab.experiments import get, resolve_config, run_experiment
-from bottlenecklab.experiments._verdicts import PREV
+from bottlenecklab.experiments.leaky_resnet.hamiltonian_vs_depth import RANK_H_MEDIAN, TEST_ERROR
 
 NAME = "leaky-resnet/hamiltonian-vs-depth"
 ADAM = {"optimizer": "adam", "steps": 60, "lr": 1e-2}
@@ -50,8 +50,8 @@ def test_a_last_phase_stopping_at_iteration_10_still_has_an_earlier_state(tmp_pa
     _fail_after(10, monkeypatch)
     record = _run(tmp_path, {"certify.earlier": 0.5, "certify.extension": ()})
     (point,) = record.points
-    assert point.steps == 460 and point.scalars["prev_step"] == 60
-    assert point.scalars[PREV + "rank_H_median"] != point.scalars["rank_H_median"]
+    assert point.steps == 460 and point.earlier.step == 60
+    assert point.earlier[RANK_H_MEDIAN] != point.value(RANK_H_MEDIAN)
     assert not any("no earlier value" in (c.certificate or {}).get("reason", "")
                    for c in record.claims)  # fmt: skip
 
@@ -65,11 +65,12 @@ def test_a_stalled_phase_does_not_count_as_stable(tmp_path):
     plain = _run(tmp_path / "a", {"train.phases": (ADAM, stalled), "certify.extension": ()})
     ext = ({"optimizer": "adam", "steps": 30, "lr": 1e-2},)
     moved = _run(tmp_path / "b", {"train.phases": (ADAM, stalled), "certify.extension": ext})
-    a, b = plain.points[0].scalars, moved.points[0].scalars
-    assert a["rank_H_median"] == b["rank_H_median"]  # the same trained network
-    assert abs(a[PREV + "test_error"] - a["test_error"]) <= 1e-9 * abs(a["test_error"])
-    assert abs(b[PREV + "test_error"] - b["test_error"]) > 1e-4 * abs(b["test_error"])
-    assert b["ext_move"] > 1e-3
+    a, b = plain.points[0], moved.points[0]
+    assert a.value(RANK_H_MEDIAN) == b.value(RANK_H_MEDIAN)  # the same trained network
+    err_a, err_b = a.value(TEST_ERROR), b.value(TEST_ERROR)
+    assert abs(a.earlier[TEST_ERROR] - err_a) <= 1e-9 * abs(err_a)
+    assert abs(b.earlier[TEST_ERROR] - err_b) > 1e-4 * abs(err_b)
+    assert a.extension is None and b.extension.move > 1e-3
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -81,12 +82,13 @@ def test_the_extension_moves_from_the_final_state(tmp_path, monkeypatch):
     ext = ({"optimizer": "adam", "steps": 30, "lr": 1e-3},)
     record = _run(tmp_path, {"certify.extension": ext})
     (point,) = record.points
-    s = point.scalars
-    assert s["ext_steps"] == 30 and s["ext_s"] > 0 and s["ext_move"] > 0
-    assert s["prev_step"] == 460 + 30
+    e = point.extension
+    assert e.steps == 30 and e.wall_s > 0 and e.move > 0
+    assert point.earlier.step == 460 + 30
+    assert point.certificate is not None and point.certificate.stationarity >= 0
     again = _run(tmp_path, {"certify.extension": ext})  # cached: the same numbers
-    assert again.points[0].scalars["rank_H_median"] == s["rank_H_median"]
-    assert torch.isfinite(torch.tensor(s["ext_loss_change"]))
+    assert again.points[0].value(RANK_H_MEDIAN) == point.value(RANK_H_MEDIAN)
+    assert torch.isfinite(torch.tensor(e.loss_change))
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,9 @@ from bottlenecklab.experiments import (
 )
 from bottlenecklab.experiments._checks import at_most, in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import ClaimSpec, Outcome
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
+from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
+from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
 
 
 def _exp(per: str | None = None, **reads: Reads) -> Experiment:
@@ -193,7 +196,7 @@ def test_every_claim_of_a_trained_experiment_is_gated_or_says_why_not(name, smok
         if c.asserted and exp.reads_of(c.id) is None and not exp.is_ungated(c.id)
     ]
     assert not undeclared, f"{name}: declare reads or ungated for {undeclared}"
-    read = {s for r in exp.reads.values() for s in r.scalars}
+    read = {s for r in exp.reads.values() for s in r.names}
     for point in record.points:
         assert read <= set(point.scalars), f"{name} reads scalars it does not measure"
 
@@ -273,14 +276,15 @@ def test_the_tight_gate_never_loosens_a_tighter_experiment_gate() -> None:
 
 # Claims reading a quantity discontinuous at kinks (spec `convergence.md`, fifth review;
 # issue 40): the median -(2/L~)H, H's flatness, layer-portrait's gap ratio, Thm 4's sides.
+HVD_KINKED = (hvd.RANK_AT_LARGEST_LEAK, hvd.FROM_BELOW, hvd.COI_FROM_ABOVE)
 KINKED_CLAIMS = {
-    "leaky-resnet/hamiltonian-vs-depth": {"rank-at-largest-leak", "from-below", "coi-from-above"},
-    "leaky-resnet/layer-portrait": {"bottleneck-gap", "hamiltonian-flat"},
-    "leaky-resnet/path-bounds": {
-        "thm4-lower",
-        "thm4-lower-corrected",
-        "thm4-per-layer",
-        "thm4-constant-gamma",
+    hvd.EXPERIMENT.name: {c.id for c in HVD_KINKED},
+    portrait.EXPERIMENT.name: {portrait.BOTTLENECK_GAP.id, portrait.HAMILTONIAN_FLAT.id},
+    pb.EXPERIMENT.name: {
+        pb.THM4_LOWER_CLAIM.id,
+        pb.THM4_LOWER_CORRECTED_CLAIM.id,
+        pb.THM4_PER_LAYER.id,
+        pb.THM4_CONSTANT_GAMMA.id,
     },
 }
 

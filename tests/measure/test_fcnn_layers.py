@@ -12,7 +12,6 @@ from bottlenecklab.measure import (
     centred_singular_values,
     cor8_summary,
     fcnn_balance_residuals,
-    gap_at,
     jacobian_bounds,
     layer_ranks,
     layer_s_next,
@@ -173,18 +172,6 @@ def test_affine_profile_reads_every_hidden_layer() -> None:
         assert r["affine_rank"] == centred_rank(z, 0.2)
     # the first layer's pre-activations W_1 x + b_1 of 2-D inputs span 2 affine dimensions
     assert rows[0]["affine_rank"] == 2
-
-
-def test_gap_at_reads_the_kth_ratio_of_every_layer() -> None:
-    net = FCNNConfig(depth=3, width=5).build(4, 3, seed=0, dtype=torch.float64)
-    rows = weight_spectra(net)  # index 0-based there: k counts from that index
-    got = gap_at(rows, 1)
-    for l, W in enumerate(net.weights):
-        s = torch.linalg.svdvals(W.detach())
-        assert got[l] == pytest.approx(float(s[1] / s[2]), rel=1e-12)
-    spec = [{"layer": 1, "matrix": "W", "index": 1, "value": 4.0}]
-    spec += [{"layer": 1, "matrix": "V", "index": 2, "value": 1.0}]
-    assert gap_at(spec, 1)[0] == 4.0 / 1e-300  # no s_2 of W: the gap is infinite in effect
 
 
 def test_random_middle_medians_of_each_draw() -> None:

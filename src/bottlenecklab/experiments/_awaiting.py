@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["AWAITING", "Awaiting", "awaiting_of"]
 
@@ -22,14 +23,21 @@ class Awaiting:
     """Claims of one experiment left to the solver.
 
     Args:
-        experiment: the experiment's name.
-        claims: claim ids or glob patterns (`non-increasing(lam=0.0001)`).
+        experiment: the experiment (an `Experiment`, or its name).
+        claims: its claims' ids or glob patterns (`non-increasing(lam=0.0001)`), or
+            `ClaimSpec`s; kept as ids. The registry itself writes ids: importing the
+            package imports no experiment until the registry is read (`discover`), and
+            `tests/experiments/test_verdicts.py` checks every entry names a declared claim.
         why: what the certificate measures there (numbers, settings).
     """
 
-    experiment: str
-    claims: tuple[str, ...]
+    experiment: Any
+    claims: tuple[Any, ...]
     why: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "experiment", getattr(self.experiment, "name", self.experiment))
+        object.__setattr__(self, "claims", tuple(getattr(c, "id", c) for c in self.claims))
 
     def covers(self, experiment: str, claim: str) -> bool:
         return experiment == self.experiment and any(

@@ -26,8 +26,10 @@ __all__ = [
     "greater_than",
     "holds_to_roundoff",
     "in_range",
+    "interval_in_range",
     "listed",
     "non_decreasing",
+    "non_decreasing_below",
     "outcome",
     "reported",
     "unmeasured",
@@ -128,6 +130,39 @@ def non_decreasing(values: Sequence[float], tol: float = 0.0, **facts: Any) -> O
     steps = [b - a + tol for a, b in zip(vals[:-1], vals[1:])]
     margin = _margin(min(steps)) if steps else None
     return Outcome(exp, measured, ok, margin=margin, facts=facts)
+
+
+def non_decreasing_below(
+    values: Sequence[float], tol: float, ceiling: float, ceiling_name: str, **facts: Any
+) -> Outcome:
+    """`non_decreasing(values, tol)` and every value `<= ceiling` (a sequence approaching
+    a limit from below, e.g. `ceiling_name = "k* + 0.5"`)."""
+    trend = non_decreasing(values, tol, **facts)
+    top = max(float(v) for v in values)
+    over = top > ceiling
+    return dataclasses.replace(
+        trend,
+        expected=f"{trend.expected}; every value <= {ceiling:g}",
+        measured=f"{trend.measured} (max {top:.3f} > {ceiling_name})" if over else trend.measured,
+        passed=trend.passed and not over,
+        margin=None if trend.margin is None else min(trend.margin, ceiling - top),
+    )
+
+
+def interval_in_range(
+    value: float, spread: float, lo: float, hi: float, name: str = "value", **facts: Any
+) -> Outcome:
+    """`[value - spread, value + spread]` inside `[lo, hi]` (an estimate with its
+    precision); a non-finite spread never passes."""
+    a, b = value - spread, value + spread
+    ok = math.isfinite(spread) and lo <= a and b <= hi
+    return outcome(
+        f"[{name} - spread, {name} + spread] inside [{lo:g}, {hi:g}]",
+        f"{value:.4g} +- {spread:.3g} = [{a:.4g}, {b:.4g}]",
+        ok,
+        min(a - lo, hi - b) if math.isfinite(spread) else None,
+        **facts,
+    )
 
 
 def reported(value: float, **facts: Any) -> Outcome:

@@ -22,7 +22,8 @@ class Finding:
     """A paper statement measured, on converged networks, not to hold in our setting.
 
     Args:
-        experiment: the experiment's name; claim: the claim id it concerns.
+        experiment: the experiment (an `Experiment`, or its name); claim: the claim it
+            concerns (its `ClaimSpec`, or its id); both are kept as names.
         source: where the paper says it (`"000 App B, Fig 3"`); statement: what it says.
         measured: what we measure, with the settings.
         pilots: the pilots tried before declaring it.
@@ -43,6 +44,13 @@ class Finding:
     settle: str
     spec: str
     conditional: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "experiment", getattr(self.experiment, "name", self.experiment))
+        object.__setattr__(self, "claim", getattr(self.claim, "id", self.claim))
+        object.__setattr__(
+            self, "conditional", tuple(getattr(c, "id", c) for c in self.conditional)
+        )
 
     @property
     def key(self) -> str:

@@ -18,10 +18,16 @@ import torch
 from torch import nn
 
 from bottlenecklab.config import from_dict
+from bottlenecklab.experiments._record import (
+    CertificateRecord,
+    EarlierState,
+    ExtensionRecord,
+    flat,
+)
 from bottlenecklab.experiments._registry import get
 from bottlenecklab.experiments._spec import PointResult
-from bottlenecklab.experiments._verdicts import PREV, gate_of
-from bottlenecklab.measure import certify
+from bottlenecklab.experiments._verdicts import gate_of
+from bottlenecklab.measure import certify, one_based
 from bottlenecklab.sweeps import (
     Executor,
     RunContext,
@@ -67,7 +73,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
     outcome, message = "done", ""
-    read = sorted({name for r in exp.reads.values() for name in r.scalars})
+    read = sorted({name for r in exp.reads.values() for name in r.names})
     gate = gate_of(cfg)
     earlier = _Earlier(ctx.checkpoint.parent, cfg.train, gate.earlier, model)
     keep = bool(read) and not gate.extension
@@ -109,16 +115,19 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
         cert = certify(
             model, data, cfg.train.lam, cost=cfg.train.cost, tau=gate.tau, threshold=gate.threshold
         )
-        scalars.update(cert.scalars())
+        scalars.update(flat(CertificateRecord.of(cert), None, None))
         scalars["certify_s"] = time.perf_counter() - t0
         if outcome != "done":
             prev = None
         elif gate.extension:
             ext = extend(model, data, cfg.train, gate.extension, ctx.checkpoint.parent, ctx.device)
-            scalars.update(ext.scalars())
-            scalars["ext_stationarity"] = certify(
+            stationarity = certify(
                 ext.model, data, cfg.train.lam, cost=cfg.train.cost, tau=gate.tau
             ).stationarity
+            record = ExtensionRecord(
+                float(ext.steps), ext.wall_s, ext.move, ext.loss_change, stationarity
+            )
+            scalars.update(flat(None, record, None))
             t0 = time.perf_counter()
             prev = (float(steps + ext.steps), exp.measure(ext.model, data, cfg))
             scalars["extension_measure_s"] = time.perf_counter() - t0
@@ -126,8 +135,8 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
             prev = earlier.load(exp, cfg, data, model)
         if prev is not None:
             step, before = prev
-            scalars["prev_step"] = float(step)
-            scalars.update({PREV + k: before.scalars[k] for k in read if k in before.scalars})
+            values = {k: before.scalars[k] for k in read if k in before.scalars}
+            scalars.update(flat(None, None, EarlierState(float(step), values)))
     info = {"outcome": outcome, "message": message, "steps": steps, "wall_s": wall}
     return RunResult(dict(scalars), m.all_tables(), info)
 
@@ -299,7 +308,7 @@ def point_result(
         message=message,
         scalars=scalars,
         layers=strip,
-        spectra=[{k: v for k, v in r.items() if k != "run_id"} for r in spectra],
+        spectra=one_based([{k: v for k, v in r.items() if k != "run_id"} for r in spectra]),
         steps=int(row.get("info.steps") or 0),
         wall_s=float(row.get("info.wall_s") or 0.0),
         tables={

@@ -10,6 +10,7 @@ diverged, runs `check`, writes expected and measured values, applies the certifi
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from bottlenecklab.config import ConfigError
+from bottlenecklab.experiments._record import (
+    CertificateRecord,
+    EarlierState,
+    ExtensionRecord,
+    split,
+)
+from bottlenecklab.measure import Quantity
 from bottlenecklab.training import PhaseConfig
 
 __all__ = [
@@ -27,6 +35,7 @@ __all__ = [
     "ClaimSpec",
     "Experiment",
     "Gate",
+    "Measure",
     "Measurement",
     "Outcome",
     "PointResult",
@@ -97,7 +106,9 @@ class Reads:
     every point's certificate passed.
 
     Args:
-        scalars: names in each point's `scalars` (the measurement's summary row).
+        scalars: the quantities read (`measure.Quantity`, declared where they are
+            computed), or, in an experiment not converted yet, their names in each
+            point's `scalars` (the measurement's summary row).
         window: width of the claim's tolerance window, in the scalars' units (or relative
             to the value's magnitude when `relative`).
         relative: `window` is relative (e.g. a 2 % tolerance: `window=0.02`).
@@ -108,10 +119,11 @@ class Reads:
         kinked: a scalar read is discontinuous at ReLU kinks (momenta with a `sigma'(0)`
             choice, the Hamiltonian, a gap ratio at a kink-dependent layer): the claim is
             gated at stationarity `<= KINK_THRESHOLD` whatever the experiment's
-            threshold, on top of value stability.
+            threshold, on top of value stability. Set when any quantity read is declared
+            `kinked`.
     """
 
-    scalars: tuple[str, ...]
+    scalars: tuple[Quantity | str, ...]
     window: float
     relative: bool = False
     points: str = "all"
@@ -125,6 +137,18 @@ class Reads:
     def __post_init__(self) -> None:
         if self.points not in ("all", "last"):
             raise ValueError(f"Reads.points must be 'all' or 'last', got {self.points!r}")
+        if any(isinstance(q, Quantity) and q.kinked for q in self.scalars):
+            object.__setattr__(self, "kinked", True)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of the quantities read (their columns in a point's summary row)."""
+        return tuple(str(q) for q in self.scalars)
+
+    @property
+    def quantities(self) -> tuple[Quantity, ...]:
+        """The quantities read that are declared (`measure.Quantity`)."""
+        return tuple(q for q in self.scalars if isinstance(q, Quantity))
 
     def matches(self, point: PointResult) -> bool:
         """Whether `point`'s swept values match `where` (whatever its status)."""
@@ -228,10 +252,74 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """A measurement declared once and shared by experiments: the function that measures
+    one trained network and the quantities it writes (`measure.Quantity`). An experiment
+    whose claims read only these gives it as its `measure`, with no `measure()` of its
+    own; the runner refuses a claim that reads a quantity the measurement does not write.
+
+    Args:
+        function: `(model, data, config) -> Measurement` (float64; no formula in it: it
+            calls `bottlenecklab.measure`).
+        quantities: the quantities every measurement holds (`Measurement.scalars`).
+    """
+
+    function: Callable[[Any, Any, Any], Measurement]
+    quantities: tuple[Quantity, ...]
+
+    def __call__(self, model: Any, data: Any, cfg: Any) -> Measurement:
+        m = self.function(model, data, cfg)
+        missing = [q.name for q in self.quantities if q.name not in m.scalars]
+        if missing:
+            raise ValueError(f"{self.function.__name__} did not measure {missing}")
+        return m
+
+    def writes(self, quantity: Quantity | str) -> bool:
+        """Whether the measurement holds `quantity` (by name)."""
+        return str(quantity) in {q.name for q in self.quantities}
+
+    def plus(self, *quantities: Quantity) -> Measure:
+        """This measurement and `quantities`, each computed by its own `function(model,
+        data) -> float` on the same trained network (`docs/add-a-quantity.md`)."""
+        base = self.function
+
+        def measured(model: Any, data: Any, cfg: Any) -> Measurement:
+            m = base(model, data, cfg)
+            extra = {q.name: float(q.function(model, data)) for q in quantities}
+            return dataclasses.replace(m, scalars={**m.scalars, **extra})
+
+        measured.__name__ = base.__name__
+        return Measure(measured, (*self.quantities, *quantities))
+
+    def then(
+        self,
+        function: Callable[[Measurement, Any, Any, Any], Mapping[str, float]],
+        quantities: Sequence[Quantity],
+    ) -> Measure:
+        """This measurement, then `function(measurement, model, data, config)`: scalars
+        derived from it (e.g. statistics of its layer table over regions of the depth),
+        added to it; `quantities`: those scalars' declarations."""
+        base = self.function
+
+        def measured(model: Any, data: Any, cfg: Any) -> Measurement:
+            m = base(model, data, cfg)
+            extra = dict(function(m, model, data, cfg))
+            return dataclasses.replace(m, scalars={**m.scalars, **extra})
+
+        measured.__name__ = function.__name__
+        return Measure(measured, (*self.quantities, *quantities))
+
+
+@dataclass(frozen=True)
 class PointResult:
     """One grid point of a run: its swept values, status and measurements; `metrics`: its
     logged training rows (`metrics.csv`: loss, ..., and the experiment's `trace` columns),
-    for claims on the training path."""
+    for claims on the training path; for a trained point whose claims read it, its
+    convergence `certificate`, certification `extension` and `earlier` state (the values
+    value stability compares with), typed (`_record`). Scalars given in the stored flat
+    form (`cert_*`, `ext_*`, `prev_*` columns, e.g. a run written before) are moved into
+    those records.
+    """
 
     id: str
     point: dict[str, Any]
@@ -244,6 +332,37 @@ class PointResult:
     wall_s: float
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     metrics: list[dict[str, Any]] = field(default_factory=list)
+    certificate: CertificateRecord | None = None
+    extension: ExtensionRecord | None = None
+    earlier: EarlierState | None = None
+
+    def __post_init__(self) -> None:
+        scalars, cert, ext, earlier = split(self.scalars)
+        if len(scalars) == len(self.scalars):
+            return
+        if earlier is not None and self.earlier is not None:
+            values = {**self.earlier.values, **earlier.values}
+            step = earlier.step if math.isfinite(earlier.step) else self.earlier.step
+            earlier = EarlierState(step, values)
+        object.__setattr__(self, "scalars", scalars)
+        object.__setattr__(self, "certificate", cert or self.certificate)
+        object.__setattr__(self, "extension", ext or self.extension)
+        object.__setattr__(self, "earlier", earlier or self.earlier)
+
+    def value(self, quantity: Any) -> float:
+        """The value of `quantity` (a `Quantity` or its name) at this point."""
+        return self.scalars[getattr(quantity, "name", quantity)]
+
+    def get(self, quantity: Any, default: float = math.nan) -> float:
+        """The value of `quantity` at this point, or `default` where it was not measured
+        (e.g. a timing of the adaptive points only)."""
+        return self.scalars.get(getattr(quantity, "name", quantity), default)
+
+    def change(self, quantity: Any) -> float:
+        """`|value - earlier value|` of `quantity` (its move over the certification
+        extension, or since the earlier state); nan without an earlier value."""
+        before = self.earlier.get(quantity) if self.earlier is not None else None
+        return abs(self.value(quantity) - before) if before is not None else math.nan
 
 
 class Points(tuple[PointResult, ...]):
@@ -255,9 +374,9 @@ class Points(tuple[PointResult, ...]):
         """The last point in grid order (e.g. the largest `L~` of a sweep)."""
         return self[-1]
 
-    def values(self, name: str) -> list[float]:
-        """Scalar `name` of every point, in grid order."""
-        return [float(p.scalars[name]) for p in self]
+    def values(self, quantity: Any) -> list[float]:
+        """`quantity` (a `Quantity` or its name) of every point, in grid order."""
+        return [float(p.value(quantity)) for p in self]
 
     def swept(self, key: str) -> list[Any]:
         """The swept value `key` (a `grid` key, e.g. `"model.leak"`) of every point."""
@@ -436,7 +555,9 @@ class Experiment(Generic[C]):
             the reason in the experiment module's comments.
         grid: run-config key -> name of the config field holding its swept values
             (`{"model.leak": "leaks"}`); one training run per combination.
-        measure: `(model, data, config) -> Measurement`, on a trained network.
+        measure: a declared `Measure` (the quantities it writes: every quantity a claim
+            reads must be one of them), or `(model, data, config) -> Measurement`, on a
+            trained network.
         claims: the experiment's `ClaimSpec`s, one per claim, in report order.
         figures: the figures drawn from a run, each `"module:function"` (a function
             `(RunRecord, folder) -> [png paths]` in `bottlenecklab.report.<module>`,
@@ -474,7 +595,7 @@ class Experiment(Generic[C]):
     config: C
     presets: Mapping[str, Mapping[str, Any]]
     grid: Mapping[str, str]
-    measure: Callable[[Any, Any, C], Measurement]
+    measure: Measure | Callable[[Any, Any, C], Measurement]
     claims: Sequence[ClaimSpec[C]]
     figures: tuple[str, ...] = ()
     trains: bool = True
@@ -516,6 +637,10 @@ class Experiment(Generic[C]):
                 raise ValueError(f"{self.name}: {s.id} reads a certificate but nothing trains")
             if s.figure is not None and s.figure not in refs:
                 raise ValueError(f"{self.name}: {s.id} names figure {s.figure!r}, not declared")
+            if isinstance(s.gate, Reads) and isinstance(self.measure, Measure):
+                unwritten = [q for q in s.gate.names if not self.measure.writes(q)]
+                if unwritten:
+                    raise ValueError(f"{self.name}: {s.id} reads {unwritten}, not measured")
         object.__setattr__(
             self, "reads", {s.id: s.gate for s in specs if isinstance(s.gate, Reads)}
         )
@@ -525,6 +650,15 @@ class Experiment(Generic[C]):
         object.__setattr__(
             self, "claim_figures", {s.id: s.figure for s in specs if s.figure is not None}
         )
+
+    @property
+    def quantities(self) -> tuple[Quantity, ...]:
+        """The declared quantities the claims read (`Reads`), in order of first use."""
+        seen: dict[str, Quantity] = {}
+        for r in self.reads.values():
+            for q in r.quantities:
+                seen.setdefault(q.name, q)
+        return tuple(seen.values())
 
     @property
     def specs(self) -> tuple[ClaimSpec[C], ...]:

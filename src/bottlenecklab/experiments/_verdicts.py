@@ -1,9 +1,10 @@
 """A claim's verdict (spec `convergence.md`): the convergence certificate and value
 stability of every point a claim about trained networks reads, then its own criterion.
 
-`run_point` stores, per trained point, the certificate's numbers (`cert_*` scalars) and
-the scalars the claims read at the end of the certification extension, or without one at
-an earlier state of the last phase (`prev_<name>`). `verdicts` measures every claim of an
+`run_point` keeps, per trained point, its certificate (`PointResult.certificate`) and
+the values of the quantities the claims read at the end of the certification extension,
+or without one at an earlier state of the last phase (`PointResult.earlier`). `verdicts`
+measures every claim of an
 experiment on a run's points (`Experiment.evaluate`: the divergence guard, the claims'
 checks) and `judge` turns each into one of `STATES` (the certificate of a claim that
 `Reads`; none for one declared `Ungated`).
@@ -20,7 +21,6 @@ from bottlenecklab.experiments._findings import finding_of
 from bottlenecklab.experiments._spec import STATES, Claim, Experiment, Gate, PointResult, Reads
 
 __all__ = [
-    "PREV",
     "certificate_record",
     "count_states",
     "gate_of",
@@ -30,8 +30,6 @@ __all__ = [
     "states_line",
     "verdicts",
 ]
-
-PREV = "prev_"  # prefix of a scalar's value after the extension (or at the earlier state)
 
 
 def gate_of(cfg: Any) -> Gate:
@@ -48,8 +46,9 @@ def stability(points: Sequence[PointResult], reads: Reads) -> dict[str, Any]:
     """
     worst: dict[str, Any] = {"ratio": 0.0, "change": 0.0, "allowed": reads.window / 4}
     for p in points:
-        for name in reads.scalars:
-            v, v0 = p.scalars.get(name), p.scalars.get(PREV + name)
+        for name in reads.names:
+            v = p.scalars.get(name)
+            v0 = p.earlier.get(name) if p.earlier is not None else None
             if v is None or v0 is None or not (math.isfinite(v) and math.isfinite(v0)):
                 ratio, change = math.inf, math.nan
             else:
@@ -70,7 +69,7 @@ def stability(points: Sequence[PointResult], reads: Reads) -> dict[str, Any]:
 
 def _certificate(points: Sequence[PointResult], reads: Reads, gate: Gate) -> dict[str, Any]:
     done = reads.select(list(points))
-    stats = [p.scalars.get("cert_stationarity", math.nan) for p in done]
+    stats = [p.certificate.stationarity if p.certificate else math.nan for p in done]
     worst = max(stats, default=math.nan)
     if any(not math.isfinite(s) for s in stats):
         worst = math.nan
@@ -105,9 +104,9 @@ def certificate_record(
             reasons.append(f"no earlier value of {stab.get('scalar')}")
         else:
             over = "over the last phase"
-            extended = [p for p in done if p.scalars.get("ext_steps") is not None]
+            extended = [p.extension.steps for p in done if p.extension is not None]
             if extended:
-                steps = max(p.scalars["ext_steps"] for p in extended)
+                steps = max(extended)
                 over = f"over the certification extension ({steps:.0f} steps)"
             reasons.append(
                 f"{stab['scalar']} moved {stab['change']:.3g} > {stab['allowed']:.3g}"

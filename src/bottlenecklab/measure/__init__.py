@@ -16,6 +16,7 @@ quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...)
 | `measure.jacobians` | Jacobians of a fully-connected network (001) |
 | `measure.linear` | Deep linear networks against their closed forms (001, 002) |
 | `measure.ntk` | Neural tangent kernel (001 §4) |
+| `measure.quantity` | A measured quantity, declared once beside its code |
 | `measure.rank` | Numerical rank of representations and weights |
 | `measure.reformulation` | Reformulations of the L2-regularized loss, forces (004 §3) |
 | `measure.representation` | Quantities of one layer of any network (the probe's core) |
@@ -37,6 +38,11 @@ from bottlenecklab.measure.balance import (
 
 # Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) (`measure.bounds`)
 from bottlenecklab.measure.bounds import (
+    BOUND_SLACKS,
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
     RidgeLayers,
     chain_slacks,
     hamiltonian_bounds,
@@ -85,18 +91,53 @@ from bottlenecklab.measure.decision import (
 
 # Data costs and rollouts (`measure.evaluation`)
 from bottlenecklab.measure.evaluation import (
+    DATA_COSTS,
+    K_STAR,
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
     ball_rollout,
     costs,
+    data_rank,
     float64_copy,
     rollout,
 )
 
 # Representation geodesics of a leaky ResNet: momenta, Hamiltonian (000) (`measure.geodesics`)
 from bottlenecklab.measure.geodesics import (
+    B_MAX,
+    BS_MAX,
+    COI_GAMMA_MIN,
+    COI_MIDDLE_MEDIAN,
+    GAP_MIDDLE_MEDIAN,
     INPUT_PAIRED,
+    KINETIC_MIDDLE_OVER_ENDS,
+    N_MIDDLE_LAYERS,
+    NEGATIVE_MASS_MIDDLE_MAX,
+    PATH_BOUNDS,
+    PATH_LENGTH,
+    PATH_LENGTH_CONST,
+    PATH_LENGTH_PLAIN,
+    PORTRAIT,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
+    RHO_MIDDLE_OVER_ENDS,
+    SPREAD_RATIO,
+    THM4_ARG_NEGATIVE,
+    THM4_LOWER,
+    THM4_LOWER_CONST,
+    THM4_LOWER_CORRECTED,
+    THM4_MIDDLE,
+    THM4_MIDDLE_CONST,
+    THM4_PER_LAYER_FRAC,
+    THM4_UPPER,
+    THM4_UPPER_CONST,
+    THM4_WINDOW_USED_MAX,
+    THM4_WINDOW_USED_MAX_CONST,
     LayerTable,
     hamiltonian,
     hamiltonian_summary,
+    layer_region,
     layer_series,
     leaky_resnet_layers,
     min_norm_weights,
@@ -104,6 +145,7 @@ from bottlenecklab.measure.geodesics import (
     momentum_bounds,
     path_length,
     plain_path_length,
+    portrait_summary,
     step_profile,
 )
 
@@ -129,6 +171,10 @@ from bottlenecklab.measure.linear import (
 
 # Neural tangent kernel (001 §4) (`measure.ntk`)
 from bottlenecklab.measure.ntk import (
+    NTK_LAMBDA_ETA,
+    NTK_LAMBDA_ETA_AMPLITUDE,
+    NTK_ORBIT,
+    NTK_SCALE,
     ntk_along_gd,
     ntk_lambda_max,
     ntk_matrix,
@@ -137,10 +183,25 @@ from bottlenecklab.measure.ntk import (
     ntk_trace_terms,
 )
 
+# A measured quantity, declared once beside its code (`measure.quantity`)
+from bottlenecklab.measure.quantity import Quantity
+
 # Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
     CENTRED_REL,
+    COR8,
+    COR8_BOUND,
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
+    DEPTH,
     GAP,
+    MIDDLE_AFFINE_RANK,
+    MIDDLE_RANK,
+    NORM_SQ,
+    OFF_RANK_LAYERS,
     RANK_FLOOR,
     RANK_RELS,
     RANK_RULE,
@@ -162,6 +223,7 @@ from bottlenecklab.measure.rank import (
     random_middle_medians,
     rank_depth_correlation,
     rank_group_fits,
+    rank_summary,
 )
 
 # Reformulations of the L2-regularized loss, forces (004 §3) (`measure.reformulation`)
@@ -207,15 +269,19 @@ from bottlenecklab.measure.sparsity import (
 
 # Singular values of weights, per layer and per frequency (`measure.spectra`)
 from bottlenecklab.measure.spectra import (
+    SPECTRUM_COLUMNS,
     TW_MARGIN,
     frequency_spectra,
     gap_at,
     largest_gap,
     layer_frequency_singular_values,
     layer_modes,
-    layer_singular_values,
+    matrix_spectra,
     mode_table,
     mp_spikes,
+    one_based,
+    spectra_by_layer,
+    spectrum_rows,
     weight_spectra,
 )
 
@@ -264,6 +330,11 @@ __all__ = [  # noqa: RUF022
     "fcnn_balance_residuals",
     "weak_balancedness",
     # measure.bounds
+    "BOUND_SLACKS",
+    "RANDOM_CHAIN_SLACK",
+    "RANDOM_THM15_SLACK",
+    "TRAINED_CHAIN_SLACK",
+    "TRAINED_THM15_SLACK",
     "RidgeLayers",
     "chain_slacks",
     "hamiltonian_bounds",
@@ -300,22 +371,58 @@ __all__ = [  # noqa: RUF022
     "tripoint_table",
     "tripoints",
     # measure.evaluation
+    "DATA_COSTS",
+    "K_STAR",
+    "TEST_COST",
+    "TEST_ERROR",
+    "TRAIN_COST",
     "ball_rollout",
     "costs",
+    "data_rank",
     "float64_copy",
     "rollout",
     # measure.geodesics
+    "RHO_MIDDLE_OVER_ENDS",
+    "B_MAX",
+    "BS_MAX",
+    "PATH_BOUNDS",
+    "PATH_LENGTH",
+    "PATH_LENGTH_CONST",
+    "PATH_LENGTH_PLAIN",
+    "THM4_ARG_NEGATIVE",
+    "THM4_LOWER",
+    "THM4_LOWER_CONST",
+    "THM4_LOWER_CORRECTED",
+    "THM4_MIDDLE",
+    "THM4_MIDDLE_CONST",
+    "THM4_PER_LAYER_FRAC",
+    "THM4_UPPER",
+    "THM4_UPPER_CONST",
+    "THM4_WINDOW_USED_MAX",
+    "THM4_WINDOW_USED_MAX_CONST",
+    "COI_MIDDLE_MEDIAN",
+    "GAP_MIDDLE_MEDIAN",
+    "KINETIC_MIDDLE_OVER_ENDS",
+    "NEGATIVE_MASS_MIDDLE_MAX",
+    "N_MIDDLE_LAYERS",
+    "PORTRAIT",
+    "SPREAD_RATIO",
+    "COI_GAMMA_MIN",
     "INPUT_PAIRED",
+    "RANK_H_GAMMA_MEDIAN",
+    "RANK_H_MEDIAN",
     "LayerTable",
     "hamiltonian",
     "hamiltonian_summary",
     "layer_series",
+    "layer_region",
     "leaky_resnet_layers",
     "min_norm_weights",
     "momenta",
     "momentum_bounds",
     "path_length",
     "plain_path_length",
+    "portrait_summary",
     "step_profile",
     # measure.jacobians
     "RANK_REL",
@@ -332,13 +439,31 @@ __all__ = [  # noqa: RUF022
     "linear_cost_gap",
     "linear_geodesic_errors",
     # measure.ntk
+    "NTK_ORBIT",
+    "NTK_LAMBDA_ETA",
+    "NTK_LAMBDA_ETA_AMPLITUDE",
+    "NTK_SCALE",
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
     "ntk_orbit_summary",
     "ntk_trace",
     "ntk_trace_terms",
+    # measure.quantity
+    "Quantity",
     # measure.rank
+    "COR8",
+    "COR8_BOUND",
+    "COR8_MIDDLE_MAX",
+    "COR8_MIDDLE_MEDIAN",
+    "COR8_MIDDLE_MEDIAN_INIT",
+    "COR8_MIDDLE_MEDIAN_RANDOM",
+    "COR8_RANDOM_BELOW",
+    "MIDDLE_AFFINE_RANK",
+    "DEPTH",
+    "MIDDLE_RANK",
+    "NORM_SQ",
+    "OFF_RANK_LAYERS",
     "CENTRED_REL",
     "GAP",
     "RANK_FLOOR",
@@ -360,6 +485,7 @@ __all__ = [  # noqa: RUF022
     "middle_rank",
     "precision_of",
     "random_middle_medians",
+    "rank_summary",
     "rank_depth_correlation",
     "rank_group_fits",
     # measure.reformulation
@@ -392,15 +518,19 @@ __all__ = [  # noqa: RUF022
     "plateau_start",
     "prune_one_dim",
     # measure.spectra
+    "SPECTRUM_COLUMNS",
     "TW_MARGIN",
     "frequency_spectra",
     "gap_at",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",
-    "layer_singular_values",
+    "matrix_spectra",
     "mode_table",
     "mp_spikes",
+    "one_based",
+    "spectra_by_layer",
+    "spectrum_rows",
     "weight_spectra",
     # measure.stats
     "fit_line",

@@ -105,7 +105,8 @@ class Certificate:
         return math.isfinite(self.stationarity) and self.stationarity <= self.threshold
 
     def scalars(self, prefix: str = "cert_") -> dict[str, float]:
-        """The record as flat scalars (a run's summary row)."""
+        """The record as flat scalars (the probe's summary; an experiment's point keeps
+        it typed, `experiments._record.CertificateRecord`)."""
         return {
             f"{prefix}stationarity": self.stationarity,
             f"{prefix}smooth_stationarity": self.smooth_stationarity,

@@ -7,9 +7,10 @@ from typing import Any
 
 import torch
 
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.tasks import COSTS, Dataset
 
-__all__ = ["costs", "float64_copy"]
+__all__ = ["K_STAR", "TEST_COST", "TEST_ERROR", "TRAIN_COST", "costs", "data_rank", "float64_copy"]
 
 
 def float64_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -32,3 +33,41 @@ def costs(model: Any, data: Dataset, cost: str = "mse") -> dict[str, float]:
             out[f"{split}_cost"] = float(fn(net(X64), torch.as_tensor(Y, dtype=torch.float64)))
     out["test_error"] = out["test_cost"] / data.d_out
     return out
+
+
+def data_rank(data: Dataset) -> float:
+    """The bottleneck rank `k*` the data set reports (its teacher's construction), nan
+    when it has none."""
+    return float(data.k_star) if data.k_star is not None else float("nan")
+
+
+TRAIN_COST = Quantity(
+    "train_cost",
+    "the data cost of the trained network (`COSTS[cost]`, e.g. (1/N)||Y - Y_hat||_F^2)",
+    function=costs,
+    over="the training set (float64 copy)",
+    units="the cost's units",
+)
+TEST_COST = Quantity(
+    "test_cost",
+    "the data cost of the trained network on held-out data",
+    function=costs,
+    over="the test set (float64 copy)",
+    units="the cost's units",
+)
+TEST_ERROR = Quantity(
+    "test_error",
+    "relative test error C_test / d_out (1: the trivial predictor on unit-variance outputs)",
+    function=costs,
+    over="the test set (float64 copy)",
+    units="relative",
+)
+K_STAR = Quantity(
+    "k_star",
+    "the teacher's bottleneck rank k* as the data set reports it (papers 000 App B, 001)",
+    function=data_rank,
+    over="the data set (no network)",
+    units="rank",
+    rule="the teacher's construction (its inner width): no cutoff",
+)
+DATA_COSTS = (TRAIN_COST, TEST_COST, TEST_ERROR)  # what `costs` writes

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._spectra import spectrum_rows
 from bottlenecklab.tasks import Dataset, ball_frames
 from bottlenecklab.theory import frequency_order, frequency_singular_values, significant_modes
 
@@ -43,11 +44,8 @@ def frequency_spectra(model: torch.nn.Module) -> list[dict[str, float | int | st
         order = frequency_order(s.shape[0])
         for w1 in range(s.shape[0]):
             for w2 in range(s.shape[1]):
-                rows += [
-                    {"layer": l, "matrix": f"{w1},{w2}", "index": i, "value": v}
-                    | {"order": int(order[w1, w2])}
-                    for i, v in enumerate(s[w1, w2].tolist(), start=1)
-                ]
+                o = int(order[w1, w2])
+                rows += spectrum_rows(l, f"{w1},{w2}", s[w1, w2].tolist(), order=o)
     return rows
 
 

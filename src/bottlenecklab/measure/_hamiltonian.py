@@ -26,11 +26,16 @@ from bottlenecklab.measure._certify import (
     minimize_box,
 )
 from bottlenecklab.measure._coi import as_float64, features
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.measure._representation import coi_columns
+from bottlenecklab.measure._spectra import spectrum_rows
 from bottlenecklab.tasks import data_cost
 
 __all__ = [
+    "COI_GAMMA_MIN",
     "INPUT_PAIRED",
+    "RANK_H_GAMMA_MEDIAN",
+    "RANK_H_MEDIAN",
     "LayerTable",
     "clarke_critical_point_residuals",
     "critical_point_residuals",
@@ -359,8 +364,7 @@ def leaky_resnet_layers(
             H_auto = float(theory.hamiltonian(A_prev, B_auto[l - 1], leak))
             rows[-1]["rank_H_autograd"] = -2.0 / leak * H_auto
         for name, values in (("W", torch.linalg.svdvals(Wl)), ("A", s_A)):
-            for i, s in enumerate(values[:top].tolist()):
-                spectra.append({"layer": l, "matrix": name, "index": i + 1, "value": s})
+            spectra += spectrum_rows(l, name, values[:top].tolist())
         S_prev, svd_prev = S, svd
     return LayerTable(rows=rows, spectra=spectra)
 
@@ -388,3 +392,29 @@ def hamiltonian_summary(table: LayerTable) -> dict[str, float]:
     out["kernel_cond_max"] = float(table.column("kernel_cond").max())
     out["kernel_ill_conditioned"] = float(out["kernel_cond_max"] > ILL_CONDITIONED)
     return out
+
+
+_LAYERS = "the layer table of a leaky ResNet on the training set (`leaky_resnet_layers`)"
+RANK_H_MEDIAN = Quantity(
+    "rank_H_median",
+    "median over layers of -(2/L~) H_l, the Hamiltonian's rank estimate (paper 000, Thm 4)",
+    function=hamiltonian_summary,
+    over=_LAYERS,
+    units="rank units",
+    kinked=True,  # the momenta take sigma'(0) at the kinks
+)
+RANK_H_GAMMA_MEDIAN = Quantity(
+    "rank_H_gamma_median",
+    "median over layers of the stable (gamma-ridged) -(2/L~) H_l (paper 000, Sec 3.2)",
+    function=hamiltonian_summary,
+    over=_LAYERS,
+    units="rank units",
+    kinked=True,
+)
+COI_GAMMA_MIN = Quantity(
+    "coi_gamma_min",
+    "smallest relaxed cost of identity COI_gamma over the layers (paper 000, Sec 1.4)",
+    function=hamiltonian_summary,
+    over=_LAYERS,
+    units="rank units",
+)

@@ -10,10 +10,16 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import linear_representation_cost, partial_isometry_distance_sq
 
 __all__ = [
+    "BOUND_SLACKS",
+    "RANDOM_CHAIN_SLACK",
+    "RANDOM_THM15_SLACK",
+    "TRAINED_CHAIN_SLACK",
+    "TRAINED_THM15_SLACK",
     "chain_slacks",
     "function_jacobians",
     "input_jacobians",
@@ -252,3 +258,43 @@ def random_network_slacks(
         c, t = chain_slacks(jacobian_bounds(net, X))
         chain, thm15 = min(chain, c), min(thm15, t)
     return chain, thm15
+
+
+_CHAIN = (
+    "||theta||^2 >= L ||Jf||_(2/L)^(2/L) >= L Rank Jf + 2 log|Jf|_+ (paper 001, proof of Thm 3)"
+)
+_THM15 = "sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL - 2 log|Jf(x)|_(k) (paper 001, Thm 15)"
+RANDOM_CHAIN_SLACK = Quantity(
+    "random_chain_slack",
+    "smallest slack of " + _CHAIN + " over random networks and points",
+    function=random_network_slacks,
+    over="random FCNNs of several depths, slopes, biases and init scales, at random points",
+    units="squared parameter units (>= 0 in exact arithmetic)",
+)
+RANDOM_THM15_SLACK = Quantity(
+    "random_thm15_slack",
+    "smallest slack of " + _THM15 + " over random networks, points and k <= Rank Jf(x)",
+    function=random_network_slacks,
+    over="random FCNNs of several depths, slopes, biases and init scales, at random points",
+    units="squared parameter units (>= 0 in exact arithmetic)",
+)
+TRAINED_CHAIN_SLACK = Quantity(
+    "trained_chain_slack",
+    "smallest slack of " + _CHAIN + " over the training points",
+    function=chain_slacks,
+    over="a trained FCNN at every training point (`jacobian_bounds`)",
+    units="squared parameter units (>= 0 in exact arithmetic)",
+)
+TRAINED_THM15_SLACK = Quantity(
+    "trained_thm15_slack",
+    "smallest slack of " + _THM15 + " over the training points and k <= Rank Jf(x)",
+    function=chain_slacks,
+    over="a trained FCNN at every training point (`jacobian_bounds`)",
+    units="squared parameter units (>= 0 in exact arithmetic)",
+)
+BOUND_SLACKS = (
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
+)  # paper 001 Thm 3 chain and Thm 15

@@ -13,16 +13,28 @@ import torch
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import input_jacobians, jacobian_singular_values, log_top_k
 from bottlenecklab.measure._ntk import ntk_trace
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
 
 __all__ = [
     "CENTRED_REL",
+    "COR8",
+    "COR8_BOUND",
+    "COR8_MIDDLE_MAX",
+    "COR8_MIDDLE_MEDIAN",
+    "COR8_MIDDLE_MEDIAN_INIT",
+    "COR8_MIDDLE_MEDIAN_RANDOM",
+    "COR8_RANDOM_BELOW",
+    "DEPTH",
+    "MIDDLE_AFFINE_RANK",
+    "MIDDLE_RANK",
+    "NORM_SQ",
+    "OFF_RANK_LAYERS",
     "RANK_FLOOR",
     "affine_profile",
     "centred_rank",
     "centred_singular_values",
     "cor8_summary",
-    "gap_at",
     "layer_ranks",
     "layer_s_next",
     "middle_affine_rank",
@@ -30,8 +42,8 @@ __all__ = [
     "middle_median",
     "middle_rank",
     "random_middle_medians",
+    "rank_summary",
     "representation_bottleneck",
-    "weight_spectra",
 ]
 
 RANK_FLOOR = 0.1  # singular values of W_l above 0.1 (paper 001, Fig 1)
@@ -58,6 +70,23 @@ def middle_rank(model: Any, floor: float = RANK_FLOOR) -> int:
     """Singular values of `W_{ceil(L/2)}` above `floor` (paper 001, Fig 1)."""
     W = model.weights[middle_layer(model.depth) - 1]
     return numerical_rank(W.detach().double(), rel=0.0, floor=floor)
+
+
+def rank_summary(model: Any, floor: float = RANK_FLOOR) -> dict[str, float]:
+    """An FCNN's depth, `||theta||^2`, middle rank and off-rank layer count (paper 001,
+    Fig 1: `||theta||^2 ~ k L + R1`, only the middle grows).
+
+    Returns:
+        `depth` (`L`), `norm_sq` (`||theta||^2`, float64), `middle_rank` (`middle_rank`),
+        `off_rank_layers` (layers whose `r_l` (`layer_ranks`) differs from it).
+    """
+    ranks, mid = layer_ranks(model, floor), middle_rank(model, floor)
+    return {
+        "depth": float(model.depth),
+        "norm_sq": float(model.param_norm_sq().detach().double()),
+        "middle_rank": float(mid),
+        "off_rank_layers": float(sum(r != mid for r in ranks)),
+    }
 
 
 def centred_singular_values(A: torch.Tensor) -> torch.Tensor:
@@ -108,17 +137,6 @@ def middle_median(values: np.ndarray, p: float) -> float:
     l = np.arange(1, L + 1)
     mid = (l / L >= p) & (l / L <= 1 - p)
     return float(np.median(values[mid])) if mid.any() else math.nan
-
-
-def weight_spectra(model: Any) -> list[dict[str, Any]]:
-    """Singular values of every `W_l`, long format `{"layer", "matrix", "index", "value"}`."""
-    rows = []
-    for l, W in enumerate(model.weights, start=1):
-        s = torch.linalg.svdvals(W.detach().double())
-        rows += [
-            {"layer": l, "matrix": "W", "index": i, "value": float(v)} for i, v in enumerate(s)
-        ]
-    return rows
 
 
 def representation_bottleneck(
@@ -186,18 +204,6 @@ def affine_profile(
     return rows
 
 
-def gap_at(spectra: list[dict[str, Any]], k: int, matrix: str = "W") -> np.ndarray:
-    """`s_k / s_(k+1)` of every layer's `matrix` from spectra in the long format of
-    `weight_spectra` (`{"layer", "matrix", "index", "value"}`, `index` 1-based); a
-    missing `s_k` reads 0, a missing or zero `s_(k+1)` as 1e-300. Paper 000, Fig 1b: `k*`
-    singular values stand out in the bottleneck. Returns `[L]`, layers in order."""
-    sv: dict[int, dict[int, float]] = {}
-    for s in spectra:
-        if s["matrix"] == matrix:
-            sv.setdefault(int(s["layer"]), {})[int(s["index"])] = float(s["value"])
-    return np.array([sv[l].get(k, 0.0) / max(sv[l].get(k + 1, 0.0), 1e-300) for l in sorted(sv)])
-
-
 def random_middle_medians(
     build: Callable[[int], Any], seeds: list[int], X: torch.Tensor | np.ndarray, k: int, p: float
 ) -> tuple[np.ndarray, list[float]]:
@@ -237,3 +243,96 @@ def cor8_summary(cor8: dict[str, Any], random_medians: list[float], p: float) ->
         "cor8_middle_median_random": float(np.median(random_medians)),
         "cor8_middle_max": float(np.max(s[mid])),
     }
+
+
+# The rule of the weight ranks of paper 001, Fig 1 (`RANK_FLOOR`; spec "Rank rules": to be
+# one `RankRule` with the probe's).
+WEIGHT_RANK_RULE = "absolute: s_i(W_l) > 0.1 (RANK_FLOOR; paper 001, Fig 1)"
+_FCNN = "the weight matrices of a trained FCNN"
+DEPTH = Quantity(
+    "depth", "the number of layers L", function=rank_summary, over=_FCNN, units="count"
+)
+NORM_SQ = Quantity(
+    "norm_sq",
+    "||theta||^2, the squared parameter norm (paper 001, Fig 1: ~ k L + R1)",
+    function=rank_summary,
+    over=_FCNN + " (float64)",
+    units="squared parameter units",
+)
+MIDDLE_RANK = Quantity(
+    "middle_rank",
+    "the rank of the middle weight matrix W_ceil(L/2) (paper 001, Fig 1)",
+    function=rank_summary,
+    over=_FCNN + ", the middle one",
+    units="rank",
+    rule=WEIGHT_RANK_RULE,
+)
+OFF_RANK_LAYERS = Quantity(
+    "off_rank_layers",
+    "the number of layers whose weight rank r_l differs from the middle rank (paper 001, "
+    "Fig 1: only the middle grows)",
+    function=rank_summary,
+    over=_FCNN,
+    units="count",
+    rule=WEIGHT_RANK_RULE,
+)
+
+_COR8 = "the middle layers p <= l/L <= 1 - p of an FCNN's pre-activations a~_l(X) / sqrt N"
+COR8_BOUND = Quantity(
+    "cor8_bound",
+    "Cor 8's bound on s_(k+1)(a~_l / sqrt N) (paper 001, App. B Cor 17)",
+    function=cor8_summary,
+    over="a trained FCNN on its training inputs",
+    units="representation singular value",
+)
+COR8_MIDDLE_MEDIAN = Quantity(
+    "cor8_middle_median",
+    "median over the middle layers of s_(k+1)(a~_l / sqrt N) (paper 001, Cor 8)",
+    function=cor8_summary,
+    over=_COR8 + ", trained",
+    units="representation singular value",
+)
+COR8_MIDDLE_MEDIAN_INIT = Quantity(
+    "cor8_middle_median_init",
+    "the same median on the trained net's own initialization",
+    function=cor8_summary,
+    over=_COR8 + ", at initialization",
+    units="representation singular value",
+)
+COR8_MIDDLE_MEDIAN_RANDOM = Quantity(
+    "cor8_middle_median_random",
+    "the median of that median over untrained draws of the same init",
+    function=cor8_summary,
+    over=_COR8 + ", untrained draws",
+    units="representation singular value",
+)
+COR8_MIDDLE_MAX = Quantity(
+    "cor8_middle_max",
+    "the largest middle s_(k+1)(a~_l / sqrt N) of the trained net",
+    function=cor8_summary,
+    over=_COR8 + ", trained",
+    units="representation singular value",
+)
+COR8_RANDOM_BELOW = Quantity(
+    "cor8_random_below",
+    "untrained draws whose middle median lies below the trained net's",
+    function=cor8_summary,
+    over=_COR8 + ", untrained draws",
+    units="count",
+)
+MIDDLE_AFFINE_RANK = Quantity(
+    "middle_affine_rank",
+    "affine dimension of the middle representation a~_ceil(L/2)(X) (paper 001, Cor 8)",
+    function=middle_affine_rank,
+    over="a trained FCNN's centred middle pre-activations on its training inputs",
+    units="rank",
+    rule="relative: centred s_i > rel s_1 (rel = CENTRED_REL = 0.2 unless the config says)",
+)
+COR8 = (
+    COR8_BOUND,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_MIDDLE_MAX,
+    COR8_RANDOM_BELOW,
+)  # what `cor8_summary` writes (declared)

@@ -11,9 +11,14 @@ import torch
 
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import layer_jacobians
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.measure._representation import ntk_trace_terms
 
 __all__ = [
+    "NTK_LAMBDA_ETA",
+    "NTK_LAMBDA_ETA_AMPLITUDE",
+    "NTK_ORBIT",
+    "NTK_SCALE",
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
@@ -144,3 +149,32 @@ def ntk_orbit_summary(
         "ntk_lambda_eta_amplitude": float(np.ptp(lam_max)) * eta / 2,
         "ntk_lambda_eta_final": float(lam_max[0]) * eta,
     }
+
+
+_ORBIT = "a trained FCNN along further GD steps at eta (`ntk_along_gd`)"
+NTK_SCALE = Quantity(
+    "ntk_scale",
+    "Tr Theta(X, X) / (N L), mean over the GD orbit (paper 001, §4)",
+    function=ntk_orbit_summary,
+    over=_ORBIT,
+    units="kernel units per layer",
+)
+NTK_LAMBDA_ETA = Quantity(
+    "ntk_lambda_eta",
+    "lambda_max(Theta(X, X)) / N times eta, mean over the GD orbit (paper 001, §4)",
+    function=ntk_orbit_summary,
+    over=_ORBIT,
+    units="dimensionless (GD is stable below 2)",
+)
+NTK_LAMBDA_ETA_AMPLITUDE = Quantity(
+    "ntk_lambda_eta_amplitude",
+    "half the range of lambda_max eta over the GD orbit",
+    function=ntk_orbit_summary,
+    over=_ORBIT,
+    units="dimensionless",
+)
+NTK_ORBIT = (
+    NTK_SCALE,
+    NTK_LAMBDA_ETA,
+    NTK_LAMBDA_ETA_AMPLITUDE,
+)  # what `ntk_orbit_summary` writes (declared)

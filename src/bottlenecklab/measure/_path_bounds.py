@@ -24,8 +24,26 @@ from bottlenecklab import theory
 from bottlenecklab.measure._certify import KinkDerivatives
 from bottlenecklab.measure._coi import features, kernel_norm_sq
 from bottlenecklab.measure._hamiltonian import LayerTable, momenta
+from bottlenecklab.measure._quantity import Quantity
 
 __all__ = [
+    "BS_MAX",
+    "B_MAX",
+    "PATH_BOUNDS",
+    "PATH_LENGTH",
+    "PATH_LENGTH_CONST",
+    "PATH_LENGTH_PLAIN",
+    "THM4_ARG_NEGATIVE",
+    "THM4_LOWER",
+    "THM4_LOWER_CONST",
+    "THM4_LOWER_CORRECTED",
+    "THM4_MIDDLE",
+    "THM4_MIDDLE_CONST",
+    "THM4_PER_LAYER_FRAC",
+    "THM4_UPPER",
+    "THM4_UPPER_CONST",
+    "THM4_WINDOW_USED_MAX",
+    "THM4_WINDOW_USED_MAX_CONST",
     "RidgeLayers",
     "hamiltonian_bounds",
     "hamiltonian_bounds_constant_gamma",
@@ -259,3 +277,152 @@ def hamiltonian_bounds_constant_gamma(
         "thm4_lower_corrected_const": -((ell / leak + float(np.sqrt(gamma)) * c) ** 2),
         **speed_window_summary(layers.window(leak), "_const"),
     }
+
+
+_TABLE = "the layer table of a trained leaky ResNet (training set)"
+_RIDGE = "the layers at one ridge gamma = 1/L~ (`ridge_layers`)"
+PATH_LENGTH = Quantity(
+    "path_length",
+    "l_gamma = sum_l rho_l ||V_l||_(K + gamma_l I), the path length in the kernel metric "
+    "(paper 000, Thm 4, Fig 3)",
+    function=hamiltonian_bounds,
+    over=_TABLE,
+    units="representation norm",
+)
+PATH_LENGTH_PLAIN = Quantity(
+    "path_length_plain",
+    "sum_l rho_l ||V_l||_F, the path length int ||dA_p/dp|| dp (paper 000, App B, Fig 3)",
+    function=hamiltonian_bounds,
+    over=_TABLE,
+    units="representation norm",
+)
+PATH_LENGTH_CONST = Quantity(
+    "path_length_const",
+    "the path length in the (K + gamma I) metric at one gamma = 1/L~ (paper 000, Thm 4)",
+    function=hamiltonian_bounds_constant_gamma,
+    over=_RIDGE,
+    units="representation norm",
+)
+B_MAX = Quantity(
+    "B_max",
+    "max_l ||B_l||_F, the largest momentum (paper 000, Fig 3)",
+    function=momentum_bounds,
+    over=_TABLE,
+    units="momentum norm",
+    kinked=True,
+)
+BS_MAX = Quantity(
+    "BS_max",
+    "max_l ||B_l^T S_(l-1)||_F (paper 000, Fig 3)",
+    function=momentum_bounds,
+    over=_TABLE,
+    units="momentum norm",
+    kinked=True,
+)
+THM4_MIDDLE = Quantity(
+    "thm4_middle",
+    "-(2/L~)H - min_l COI_gamma, the middle term of Thm 4 (1) (paper 000)",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="rank units",
+    kinked=True,  # H reads the momenta
+)
+THM4_UPPER = Quantity(
+    "thm4_upper",
+    "max_l gamma_l ||B_l||^2, the upper side of Thm 4 (1) (paper 000)",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="rank units",
+    kinked=True,
+)
+THM4_LOWER = Quantity(
+    "thm4_lower",
+    "-(l_gamma/L~ + gamma c)^2, the lower side of Thm 4 (1) in the paper's form",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="rank units",
+    kinked=True,
+)
+THM4_LOWER_CORRECTED = Quantity(
+    "thm4_lower_corrected",
+    "-(l_gamma/L~ + sqrt(gamma) c)^2, the lower side of Thm 4 (1) the proof supports",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="rank units",
+    kinked=True,
+)
+THM4_PER_LAYER_FRAC = Quantity(
+    "thm4_per_layer_frac",
+    "fraction of layers where Thm 4 (2) holds as the paper writes it (paper 000)",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="fraction",
+    kinked=True,
+)
+THM4_WINDOW_USED_MAX = Quantity(
+    "thm4_window_used_max",
+    "largest |fraction of its Thm 4 (2) window| a layer uses (at most 1 iff (2) holds at "
+    "every layer; `speed_window_summary`)",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="fraction",
+    kinked=True,
+)
+THM4_ARG_NEGATIVE = Quantity(
+    "thm4_arg_negative",
+    "number of layers with a_l = COI_gamma,l + (2/L~)H < 0 (Thm 4 (2)'s square root)",
+    function=hamiltonian_bounds,
+    over=_TABLE + ", ridges gamma_l",
+    units="count",
+    kinked=True,
+)
+THM4_MIDDLE_CONST = Quantity(
+    "thm4_middle_const",
+    "the middle term of Thm 4 (1) at one ridge gamma = 1/L~ (paper 000)",
+    function=hamiltonian_bounds_constant_gamma,
+    over=_RIDGE,
+    units="rank units",
+    kinked=True,
+)
+THM4_UPPER_CONST = Quantity(
+    "thm4_upper_const",
+    "gamma c^2, the upper side of Thm 4 (1) at one ridge gamma = 1/L~",
+    function=hamiltonian_bounds_constant_gamma,
+    over=_RIDGE,
+    units="rank units",
+    kinked=True,
+)
+THM4_LOWER_CONST = Quantity(
+    "thm4_lower_const",
+    "-(l_gamma/L~ + gamma c)^2, the lower side of Thm 4 (1) at one ridge gamma = 1/L~",
+    function=hamiltonian_bounds_constant_gamma,
+    over=_RIDGE,
+    units="rank units",
+    kinked=True,
+)
+THM4_WINDOW_USED_MAX_CONST = Quantity(
+    "thm4_window_used_max_const",
+    "the largest fraction of its Thm 4 (2) window a layer uses at one ridge gamma = 1/L~",
+    function=hamiltonian_bounds_constant_gamma,
+    over=_RIDGE,
+    units="fraction",
+    kinked=True,
+)
+PATH_BOUNDS = (
+    PATH_LENGTH,
+    PATH_LENGTH_PLAIN,
+    PATH_LENGTH_CONST,
+    B_MAX,
+    BS_MAX,
+    THM4_MIDDLE,
+    THM4_UPPER,
+    THM4_LOWER,
+    THM4_LOWER_CORRECTED,
+    THM4_PER_LAYER_FRAC,
+    THM4_WINDOW_USED_MAX,
+    THM4_ARG_NEGATIVE,
+    THM4_MIDDLE_CONST,
+    THM4_UPPER_CONST,
+    THM4_LOWER_CONST,
+    THM4_WINDOW_USED_MAX_CONST,
+)

@@ -19,7 +19,6 @@ __all__ = [
     "direction_gaps",
     "escape_step",
     "fcnn_weights",
-    "layer_singular_values",
     "loss_drops",
     "saddle_layers",
     "weak_balancedness",
@@ -44,11 +43,6 @@ def weak_balancedness(model: Any) -> list[np.ndarray]:
     """`b_l` per hidden neuron, `[n_l]` for `l = 1..L-1` (paper 003, Sec 5;
     `theory.weak_balancedness` on a float64 copy)."""
     return [b.numpy() for b in _weak_balancedness(fcnn_weights(model))]
-
-
-def layer_singular_values(model: Any, top: int = 10) -> list[np.ndarray]:
-    """The `top` largest singular values of every `W_l` (float64), `[min(top, .)]` each."""
-    return [torch.linalg.svdvals(W)[:top].numpy() for W in fcnn_weights(model)]
 
 
 def escape_step(steps: Sequence[float], losses: Sequence[float], frac: float = 0.9) -> float:

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["step_profile"]
+from bottlenecklab.measure._quantity import Quantity
+
+__all__ = ["RHO_MIDDLE_OVER_ENDS", "step_profile"]
 
 
 def step_profile(rho: Sequence[float]) -> dict[str, float]:
@@ -26,3 +28,13 @@ def step_profile(rho: Sequence[float]) -> dict[str, float]:
         "rho_first_third": float(r[:third].mean()),
         "rho_last_third": float(r[L - third :].mean()),
     }
+
+
+RHO_MIDDLE_OVER_ENDS = Quantity(
+    "rho_middle_over_ends",
+    "mean layer step rho_l in the middle third of the layers over that in the outer thirds "
+    "(paper 000, §3: adaptive steps are larger in the bottleneck)",
+    function=step_profile,
+    over="the layer steps of a trained leaky ResNet (thirds of the layer index)",
+    units="ratio",
+)

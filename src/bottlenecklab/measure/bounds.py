@@ -10,7 +10,16 @@
   bound (`representation_bottleneck`).
 """
 
-from bottlenecklab.measure._jacobian import chain_slacks, jacobian_bounds, random_network_slacks
+from bottlenecklab.measure._jacobian import (
+    BOUND_SLACKS,
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
+    chain_slacks,
+    jacobian_bounds,
+    random_network_slacks,
+)
 from bottlenecklab.measure._layer_ranks import representation_bottleneck
 from bottlenecklab.measure._path_bounds import (
     RidgeLayers,
@@ -23,6 +32,11 @@ from bottlenecklab.measure._path_bounds import (
 )
 
 __all__ = [
+    "BOUND_SLACKS",
+    "RANDOM_CHAIN_SLACK",
+    "RANDOM_THM15_SLACK",
+    "TRAINED_CHAIN_SLACK",
+    "TRAINED_THM15_SLACK",
     "RidgeLayers",
     "chain_slacks",
     "hamiltonian_bounds",

@@ -3,7 +3,27 @@ rollouts of a learned dynamics (paper 002, slide 'Learning Newtonian Mechanics')
 float64 copy every diagnostic works on (the caller's network is never cast).
 """
 
-from bottlenecklab.measure._costs import costs, float64_copy
+from bottlenecklab.measure._costs import (
+    DATA_COSTS,
+    K_STAR,
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
+    costs,
+    data_rank,
+    float64_copy,
+)
 from bottlenecklab.measure._frequency import ball_rollout, rollout
 
-__all__ = ["ball_rollout", "costs", "float64_copy", "rollout"]
+__all__ = [
+    "DATA_COSTS",
+    "K_STAR",
+    "TEST_COST",
+    "TEST_ERROR",
+    "TRAIN_COST",
+    "ball_rollout",
+    "costs",
+    "data_rank",
+    "float64_copy",
+    "rollout",
+]

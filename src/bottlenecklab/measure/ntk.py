@@ -5,6 +5,10 @@ oscillation.
 """
 
 from bottlenecklab.measure._ntk import (
+    NTK_LAMBDA_ETA,
+    NTK_LAMBDA_ETA_AMPLITUDE,
+    NTK_ORBIT,
+    NTK_SCALE,
     ntk_along_gd,
     ntk_lambda_max,
     ntk_matrix,
@@ -14,6 +18,10 @@ from bottlenecklab.measure._ntk import (
 from bottlenecklab.measure._representation import ntk_trace_terms
 
 __all__ = [
+    "NTK_LAMBDA_ETA",
+    "NTK_LAMBDA_ETA_AMPLITUDE",
+    "NTK_ORBIT",
+    "NTK_SCALE",
     "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",

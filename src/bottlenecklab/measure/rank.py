@@ -10,6 +10,18 @@ rank, the intercept the regularity `R1`).
 
 from bottlenecklab.measure._layer_ranks import (
     CENTRED_REL,
+    COR8,
+    COR8_BOUND,
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
+    DEPTH,
+    MIDDLE_AFFINE_RANK,
+    MIDDLE_RANK,
+    NORM_SQ,
+    OFF_RANK_LAYERS,
     RANK_FLOOR,
     affine_profile,
     centred_rank,
@@ -22,6 +34,7 @@ from bottlenecklab.measure._layer_ranks import (
     middle_median,
     middle_rank,
     random_middle_medians,
+    rank_summary,
 )
 from bottlenecklab.measure._rank_depth import (
     collapse_margin,
@@ -40,7 +53,19 @@ from bottlenecklab.measure._rank_rule import (
 
 __all__ = [
     "CENTRED_REL",
+    "COR8",
+    "COR8_BOUND",
+    "COR8_MIDDLE_MAX",
+    "COR8_MIDDLE_MEDIAN",
+    "COR8_MIDDLE_MEDIAN_INIT",
+    "COR8_MIDDLE_MEDIAN_RANDOM",
+    "COR8_RANDOM_BELOW",
+    "DEPTH",
     "GAP",
+    "MIDDLE_AFFINE_RANK",
+    "MIDDLE_RANK",
+    "NORM_SQ",
+    "OFF_RANK_LAYERS",
     "RANK_FLOOR",
     "RANK_RELS",
     "RANK_RULE",
@@ -62,4 +87,5 @@ __all__ = [
     "random_middle_medians",
     "rank_depth_correlation",
     "rank_group_fits",
+    "rank_summary",
 ]

@@ -1,7 +1,8 @@
-"""Singular values of weight matrices: every layer's spectrum, the top values per layer,
-the largest spectral gap (paper 001, §5), the spikes above the Marchenko-Pastur edge of a
-random matrix of the same shape, and the per-frequency spectra and modes of a circular
-convolution (paper 002, slide 'Convolutional Networks').
+"""Singular values of weight matrices in the one spectra schema (`k = 1` the largest,
+`measure._spectra`): every layer's spectrum and its reader, the largest spectral gap
+(paper 001, §5), the spikes above the Marchenko-Pastur edge of a random matrix of the
+same shape, and the per-frequency spectra and modes of a circular convolution (paper 002,
+slide 'Convolutional Networks').
 """
 
 from bottlenecklab.measure._frequency import (
@@ -10,20 +11,31 @@ from bottlenecklab.measure._frequency import (
     layer_modes,
     mode_table,
 )
-from bottlenecklab.measure._layer_ranks import gap_at, weight_spectra
 from bottlenecklab.measure._representation import TW_MARGIN, mp_spikes
-from bottlenecklab.measure._saddles import layer_singular_values
+from bottlenecklab.measure._spectra import (
+    SPECTRUM_COLUMNS,
+    gap_at,
+    matrix_spectra,
+    one_based,
+    spectra_by_layer,
+    spectrum_rows,
+    weight_spectra,
+)
 from bottlenecklab.measure._symmetry import largest_gap
 
 __all__ = [
+    "SPECTRUM_COLUMNS",
     "TW_MARGIN",
     "frequency_spectra",
     "gap_at",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",
-    "layer_singular_values",
+    "matrix_spectra",
     "mode_table",
     "mp_spikes",
+    "one_based",
+    "spectra_by_layer",
+    "spectrum_rows",
     "weight_spectra",
 ]

@@ -7,7 +7,15 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
-from bottlenecklab.measure import rank_group_fits
+from bottlenecklab.measure import (
+    COR8_BOUND,
+    DEPTH,
+    MIDDLE_RANK,
+    NORM_SQ,
+    TRAIN_COST,
+    rank_group_fits,
+    spectra_by_layer,
+)
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["bottleneck_bounds", "depth_spectra", "rank_vs_depth", "representation_cost"]
@@ -54,30 +62,30 @@ def rank_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
     if not pts:
         return []
     thr = record.config.fit_threshold
-    ranks = sorted({int(r.scalars["middle_rank"]) for r in pts})
+    ranks = sorted({int(r.value(MIDDLE_RANK)) for r in pts})
     cmap = plt.get_cmap("viridis")
     colour = {k: cmap(i / max(1, len(ranks) - 1)) for i, k in enumerate(ranks)}
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
     for r in pts:
-        k, fit = int(r.scalars["middle_rank"]), r.scalars["train_cost"] < thr
+        k, fit = int(r.value(MIDDLE_RANK)), r.value(TRAIN_COST) < thr
         ax.plot(
-            r.scalars["depth"],
-            r.scalars["norm_sq"],
+            r.value(DEPTH),
+            r.value(NORM_SQ),
             "o" if fit else "x",
             color=colour[k],
             mfc=colour[k] if fit else "none",
         )
     for k in ranks:  # legend entries: one per middle rank (the colour)
         ax.plot([], [], "o", color=colour[k], label=f"middle rank {k}")
-    fitting = [r for r in pts if r.scalars["train_cost"] < thr]
+    fitting = [r for r in pts if r.value(TRAIN_COST) < thr]
     groups = rank_group_fits(
-        [r.scalars["depth"] for r in fitting],
-        [r.scalars["norm_sq"] for r in fitting],
-        [int(r.scalars["middle_rank"]) for r in fitting],
+        [r.value(DEPTH) for r in fitting],
+        [r.value(NORM_SQ) for r in fitting],
+        [int(r.value(MIDDLE_RANK)) for r in fitting],
     )
     for g in groups:
         if np.isfinite(g["slope"]):
-            sel = [r.scalars["depth"] for r in fitting if r.scalars["middle_rank"] == g["rank"]]
+            sel = [r.value(DEPTH) for r in fitting if r.value(MIDDLE_RANK) == g["rank"]]
             x = np.array([min(sel), max(sel)])
             ax.plot(
                 x,
@@ -102,19 +110,17 @@ def depth_spectra(record: RunRecord, folder: Path) -> list[Path]:
     if not pts:
         return []
     by_depth: dict[float, object] = {}
-    for r in sorted(pts, key=lambda r: (r.scalars["depth"], r.point.get("seed", 0))):
-        by_depth.setdefault(r.scalars["depth"], r)
+    for r in sorted(pts, key=lambda r: (r.value(DEPTH), r.point.get("seed", 0))):
+        by_depth.setdefault(r.value(DEPTH), r)
     depths = sorted(by_depth)
     pick = [depths[i] for i in np.unique(np.linspace(0, len(depths) - 1, 4).round().astype(int))]
     fig, axes = plt.subplots(1, len(pick), figsize=(3.0 * len(pick), 2.8), squeeze=False)
     for ax, L in zip(axes[0], pick):
         r = by_depth[L]
-        layers = sorted({s["layer"] for s in r.spectra})
-        for l in layers:
-            vals = [s["value"] for s in r.spectra if s["layer"] == l]
+        for l, vals in spectra_by_layer(r.spectra, "W").items():
             ax.semilogy([l] * len(vals), np.maximum(vals, 1e-6), "_", color="C0", ms=8)
         ax.axhline(0.1, color="k", lw=0.6, ls=":")
-        ax.set_title(f"L = {L:g} (middle rank {r.scalars['middle_rank']:g})", fontsize=8)
+        ax.set_title(f"L = {L:g} (middle rank {r.value(MIDDLE_RANK):g})", fontsize=8)
         ax.set_xlabel("layer $\\ell$")
     axes[0][0].set_ylabel(r"singular values of $W_\ell$")
     path = folder / "depth_spectra.png"
@@ -129,9 +135,9 @@ def bottleneck_bounds(record: RunRecord, folder: Path) -> list[Path]:
     if not pts:
         return []
     fig, ax = plt.subplots(figsize=(4.6, 3.2))
-    for i, r in enumerate(sorted(pts, key=lambda r: r.scalars["depth"])):
+    for i, r in enumerate(sorted(pts, key=lambda r: r.value(DEPTH))):
         rows = [x for x in r.layers if "s_next" in x]
-        L = r.scalars["depth"]
+        L = r.value(DEPTH)
         ax.semilogy(
             [x["layer"] / L for x in rows],
             [max(x["s_next"], 1e-8) for x in rows],
@@ -149,7 +155,7 @@ def bottleneck_bounds(record: RunRecord, folder: Path) -> list[Path]:
                 lw=0.8,
                 color=f"C{i}",
             )
-        bound = r.scalars.get("cor8_bound", np.nan)
+        bound = r.get(COR8_BOUND)
         if np.isfinite(bound):
             ax.axhline(bound, color=f"C{i}", ls=":", lw=0.8)
     ax.set_xlabel(r"$\ell / L$")

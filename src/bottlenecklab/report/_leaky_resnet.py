@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import PointResult, RunRecord
-from bottlenecklab.measure import layer_series
+from bottlenecklab.measure import COI_GAMMA_MIN, K_STAR, layer_series, spectra_by_layer
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["hamiltonian_vs_leak", "layer_portrait", "plot_weight_spectra"]
@@ -35,9 +35,9 @@ def hamiltonian_vs_leak(record: RunRecord, folder: Path) -> list[Path]:
         hi = np.array([r.scalars[f"{name}_max"] for r in pts])
         x = leaks * (1 + off / 4)
         ax.errorbar(x, med, yerr=[med - lo, hi - med], marker="o", ms=4, capsize=3, label=label)
-    coi = np.array([r.scalars["coi_gamma_min"] for r in pts])
+    coi = np.array([r.value(COI_GAMMA_MIN) for r in pts])
     ax.plot(leaks, coi, "s--", ms=4, label=r"$\min_\ell$ COI$_\gamma$")
-    k = pts[0].scalars.get("k_star")
+    k = pts[0].scalars.get(K_STAR.name)
     if k is not None:
         ax.axhline(k, color="k", lw=0.8, ls=":", label=f"$k^* = {k:g}$")
     ax.set_xlabel(r"effective depth $\tilde L$")
@@ -54,13 +54,10 @@ def hamiltonian_vs_leak(record: RunRecord, folder: Path) -> list[Path]:
 def plot_weight_spectra(ax, r: PointResult) -> None:
     """Top singular values of `W_l` over `p` (one line per rank), grey lines at every `p_l`."""
     p = np.array([row["p"] for row in r.layers])
-    sv: dict[int, dict[int, float]] = {}
-    for s in r.spectra:
-        if s["matrix"] == "W":
-            sv.setdefault(s["index"], {})[s["layer"]] = s["value"]
-    for i in sorted(sv):
-        layers = sorted(sv[i])
-        ax.plot(p[np.array(layers) - 1], [sv[i][l] for l in layers], lw=1)
+    sv = spectra_by_layer(r.spectra, "W")  # layer -> [s_1, s_2, ...]
+    for k in range(max((len(s) for s in sv.values()), default=0)):
+        layers = [l for l, s in sv.items() if k < len(s)]
+        ax.plot(p[np.array(layers) - 1], [sv[l][k] for l in layers], lw=1)
     for x in p:
         ax.axvline(x, color="0.85", lw=0.5, zorder=0)
 
@@ -93,7 +90,7 @@ def layer_portrait(record: RunRecord, folder: Path, columns: int = 3) -> list[Pa
         ):
             at, col[name] = layer_series(r.layers, name)
             bot.plot(at, scale * col[name], label=label)
-        k = r.scalars.get("k_star")
+        k = r.scalars.get(K_STAR.name)
         if k is not None:
             bot.axhline(k, color="k", lw=0.8, ls=":")
         hi = np.nanpercentile(np.concatenate([col["coi_gamma"], col["rank_H"]]), 90)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bottlenecklab.experiments import PointResult, RunRecord
+from bottlenecklab.measure import TEST_ERROR
 from bottlenecklab.report._leaky_resnet import plot_weight_spectra
 from bottlenecklab.report._style import plt, save
 
@@ -42,7 +43,7 @@ def error_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
         if sel:
             ax.plot(
                 [r.point["model.depth"] for r in sel],
-                [r.scalars["test_error"] for r in sel],
+                [r.value(TEST_ERROR) for r in sel],
                 marker + "-",
                 ms=4,
                 label=scheme,

@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.measure import spectra_by_layer
 from bottlenecklab.report._style import plt, save
 
 __all__ = [
@@ -122,13 +123,10 @@ def symmetry_dynamics(record: RunRecord, folder: Path) -> list[Path]:
         return []
     r = min(done, key=lambda p: p.scalars.get("reg_loss", math.inf))
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    spec = r.spectra
-    layers = sorted({row["layer"] for row in spec})
+    spec = spectra_by_layer(r.spectra, "W")  # layer -> [s_1, s_2, ...]
+    layers = list(spec)
     for k in range(1, 7):
-        vals = [
-            next((x["value"] for x in spec if x["layer"] == l and x["index"] == k), np.nan)
-            for l in layers
-        ]
+        vals = [spec[l][k - 1] if k <= len(spec[l]) else np.nan for l in layers]
         axes[0].semilogy(layers, vals, "o-", ms=3, lw=0.8, label=f"$s_{k}$")
     for row in r.layers:
         if row["gap_index"] == 2 and row["gap"] >= record.config.min_gap:

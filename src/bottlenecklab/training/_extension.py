@@ -43,15 +43,6 @@ class Extension:
     move: float
     loss_change: float
 
-    def scalars(self) -> dict[str, float]:
-        """`ext_steps`, `ext_s`, `ext_move`, `ext_loss_change` (a point's summary row)."""
-        return {
-            "ext_steps": float(self.steps),
-            "ext_s": self.wall_s,
-            "ext_move": self.move,
-            "ext_loss_change": self.loss_change,
-        }
-
 
 def _flat(model: torch.nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1).to(torch.float64) for p in model.parameters()])

@@ -33,6 +33,7 @@ from bottlenecklab.experiments._checks import (
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
+    Measure,
     Measurement,
     Outcome,
     Points,
@@ -40,6 +41,27 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.experiments.fcnn._common import SMOKE, LatentConfig, adam_then_gd
 from bottlenecklab.measure import (
+    BOUND_SLACKS,
+    COR8,
+    COR8_BOUND,
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
+    DATA_COSTS,
+    DEPTH,
+    MIDDLE_AFFINE_RANK,
+    MIDDLE_RANK,
+    NTK_LAMBDA_ETA,
+    NTK_LAMBDA_ETA_AMPLITUDE,
+    NTK_ORBIT,
+    NTK_SCALE,
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
+    Quantity,
     chain_slacks,
     cor8_summary,
     costs,
@@ -102,7 +124,7 @@ class Config(LatentConfig):
     affine_rel: float = 0.2
 
 
-def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
+def bounds_measurement(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     """Bounds on the random share and on the trained net; Cor 8, NTK, balancedness."""
     L = model.depth
     r_chain, r_thm15 = random_network_slacks(
@@ -157,21 +179,41 @@ def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     return Measurement(scalars=scalars, layers=layers)
 
 
+RANDOM_NETS = Quantity(
+    "random_nets",
+    "the number of random networks whose slacks a point reads",
+    function=bounds_measurement,
+    over="the random share of a grid point (`Config.n_random`)",
+    units="count",
+)
+BOUNDS = Measure(
+    bounds_measurement,
+    (
+        DEPTH,
+        RANDOM_NETS,
+        *BOUND_SLACKS,
+        MIDDLE_RANK,
+        MIDDLE_AFFINE_RANK,
+        *COR8,
+        *NTK_ORBIT,
+        *DATA_COSTS,
+    ),
+)
 BASE = Config()
 
 
 def by_depth(pts: Points) -> list:
     """The trained points, by depth."""
-    return sorted(pts, key=lambda r: r.scalars["depth"])
+    return sorted(pts, key=lambda r: r.value(DEPTH))
 
 
-def smallest(key: str):
-    """A check: the smallest slack `key` over the points, to round-off (`cfg.slack`)."""
+def smallest(slack: Quantity):
+    """A check: the smallest `slack` over the points, to round-off (`cfg.slack`)."""
     return lambda cfg, pts: holds_to_roundoff(
-        min(pts.values(key)),
+        min(pts.values(slack)),
         cfg.slack,
-        n_random=int(sum(pts.values("random_nets"))),
-        depths=listed([r.scalars["depth"] for r in by_depth(pts)], "g"),
+        n_random=int(sum(pts.values(RANDOM_NETS))),
+        depths=listed([r.value(DEPTH) for r in by_depth(pts)], "g"),
     )
 
 
@@ -181,10 +223,10 @@ def cor8_facts(cfg: Config, pts: Points) -> dict:
     top = done[-1].scalars
     return {
         "top": top,
-        "ranks": listed([r.scalars["middle_affine_rank"] for r in done], "g"),
+        "ranks": listed([r.value(MIDDLE_AFFINE_RANK) for r in done], "g"),
         "listed": "; ".join(
-            f"L = {r.scalars['depth']:g}: {r.scalars['cor8_middle_median']:.3g} "
-            f"(init {r.scalars['cor8_middle_median_init']:.3g})"
+            f"L = {r.value(DEPTH):g}: {r.value(COR8_MIDDLE_MEDIAN):.3g} "
+            f"(init {r.value(COR8_MIDDLE_MEDIAN_INIT):.3g})"
             for r in done
         ),
     }
@@ -192,8 +234,8 @@ def cor8_facts(cfg: Config, pts: Points) -> dict:
 
 def _medians(done: list) -> tuple[np.ndarray, np.ndarray, bool]:
     """The trained and untrained middle medians by depth, and whether all are usable."""
-    med = np.array([r.scalars["cor8_middle_median"] for r in done])
-    rand = np.array([r.scalars["cor8_middle_median_random"] for r in done])
+    med = np.array([r.value(COR8_MIDDLE_MEDIAN) for r in done])
+    rand = np.array([r.value(COR8_MIDDLE_MEDIAN_RANDOM) for r in done])
     return med, rand, bool(np.all(np.isfinite(med) & np.isfinite(rand)) and np.all(med > 0))
 
 
@@ -202,19 +244,20 @@ def cor8(cfg: Config, pts: Points) -> Outcome:
     `s_(k+1)(a~_l / sqrt N)` non-increasing in `L`, and at the deepest net (affine dimension
     `k`) below `1 / cor8_factor` times its own initialization's (lab notes `fcnn.md`)."""
     done, facts = by_depth(pts), cor8_facts(cfg, pts)
-    top = facts["top"]
     factor = "" if cfg.cor8_factor == 1 else f"{1 / cfg.cor8_factor:g} x "
     expected = "middle s_(k+1) non-increasing in L; below the untrained net's at the deepest"
     if len(done) < 2:
         return unmeasured(f"{len(done)} trained depth: no trend", expected, **facts)
-    if int(top["middle_affine_rank"]) != cfg.k:
+    top = done[-1] if done else None
+    if int(top.value(MIDDLE_AFFINE_RANK)) != cfg.k:
         why = (
             f"the deepest net's middle representation has affine dimension "
-            f"{top['middle_affine_rank']:g}, not {cfg.k} (affine dimensions: {facts['ranks']})"
+            f"{top.value(MIDDLE_AFFINE_RANK):g}, not {cfg.k} (affine dimensions: "
+            f"{facts['ranks']})"
         )
         return unmeasured(why, expected, **facts)
     med, _, finite = _medians(done)
-    ratio = float(top["cor8_middle_median"] / top["cor8_middle_median_init"])
+    ratio = float(top.value(COR8_MIDDLE_MEDIAN) / top.value(COR8_MIDDLE_MEDIAN_INIT))
     # relative drop per step (med > 0 where finite)
     falls = [(a - b) / a for a, b in zip(med[:-1], med[1:])] if finite else [math.nan]
     below = 1 / cfg.cor8_factor - ratio
@@ -231,16 +274,16 @@ def cor8(cfg: Config, pts: Points) -> Outcome:
 
 def cor8_slack(cfg: Config, pts: Points) -> Outcome:
     """log10 of Cor 8's bound over the largest middle `s_(k+1)` at the deepest net."""
-    top = by_depth(pts)[-1].scalars
-    bound, largest = top["cor8_bound"], top["cor8_middle_max"]
+    top = by_depth(pts)[-1]
+    bound, largest = top.value(COR8_BOUND), top.value(COR8_MIDDLE_MAX)
     ok = math.isfinite(bound) and bound > 0 and math.isfinite(largest) and largest > 0
-    return reported(math.log10(bound / largest) if ok else math.nan, top=top)
+    return reported(math.log10(bound / largest) if ok else math.nan, top=top.scalars)
 
 
 def cor8_slope(cfg: Config, pts: Points) -> Outcome:
     """Log-log slope in `L` of the trained middle medians (and of the untrained ones)."""
     done = by_depth(pts)
-    logs = np.log([r.scalars["depth"] for r in done])
+    logs = np.log([r.value(DEPTH) for r in done])
     med, rand, finite = _medians(done)
     if not (finite and len(done) > 1):
         return reported(math.nan, slope0=math.nan)
@@ -251,15 +294,15 @@ def cor8_slope(cfg: Config, pts: Points) -> Outcome:
 def ntk_stability(cfg: Config, pts: Points) -> Outcome:
     """`lambda_max eta` after GD, mean over the orbit, largest over depths."""
     orbit = ", ".join(
-        f"{r.scalars['ntk_lambda_eta']:.3f} +- {r.scalars['ntk_lambda_eta_amplitude']:.3f}"
+        f"{r.value(NTK_LAMBDA_ETA):.3f} +- {r.value(NTK_LAMBDA_ETA_AMPLITUDE):.3f}"
         for r in by_depth(pts)
     )
-    return reported(max(pts.values("ntk_lambda_eta")), orbit=orbit)
+    return reported(max(pts.values(NTK_LAMBDA_ETA)), orbit=orbit)
 
 
 def ntk_scale(cfg: Config, pts: Points) -> Outcome:
     """max / min over depths of `Tr Theta / (N L)`."""
-    scales = [r.scalars["ntk_scale"] for r in by_depth(pts)]
+    scales = [r.value(NTK_SCALE) for r in by_depth(pts)]
     spread = max(scales) / min(scales) if min(scales) > 0 else math.inf
     return at_most(spread, cfg.ntk_spread, scales=listed(scales))
 
@@ -277,98 +320,96 @@ NTK = Ungated(
     "stability oscillates and is at no critical point; measured over that oscillation"
 )
 AT_TOP = "at the deepest net (L = {top[depth]:g}): "
-CLAIMS = [
-    ClaimSpec(
-        "chain-random",
-        "{n_random} random nets x {cfg.n_points} points: smallest slack of ||theta||^2 >= "
-        "L ||Jf||_{{2/L}}^{{2/L}} >= L Rank Jf + 2 log|Jf|_+",
-        Ungated(ANY_PARAMETER.format("001, proof of Thm 3")),
-        smallest("random_chain_slack"),
-        source="001 Thm 3 (proof)",
+CHAIN_RANDOM = ClaimSpec(
+    "chain-random",
+    "{n_random} random nets x {cfg.n_points} points: smallest slack of ||theta||^2 >= "
+    "L ||Jf||_{{2/L}}^{{2/L}} >= L Rank Jf + 2 log|Jf|_+",
+    Ungated(ANY_PARAMETER.format("001, proof of Thm 3")),
+    smallest(RANDOM_CHAIN_SLACK),
+    source="001 Thm 3 (proof)",
+)
+CHAIN_TRAINED = ClaimSpec(
+    "chain-trained",
+    "trained nets (L = {depths}), every training point: smallest slack of the chain",
+    Ungated(ANY_PARAMETER.format("001, proof of Thm 3")),
+    smallest(TRAINED_CHAIN_SLACK),
+    source="001 Thm 3 (proof)",
+)
+THM15_RANDOM = ClaimSpec(
+    "thm15-random",
+    "random nets: smallest slack of sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL "
+    "- 2 log|Jf(x)|_(k) over k <= Rank Jf(x)",
+    Ungated(ANY_PARAMETER.format("001 Thm 15")),
+    smallest(RANDOM_THM15_SLACK),
+)
+THM15_TRAINED = ClaimSpec(
+    "thm15-trained",
+    "trained nets: smallest Thm 15 slack over points and k <= Rank Jf(x)",
+    Ungated(ANY_PARAMETER.format("001 Thm 15")),
+    smallest(TRAINED_THM15_SLACK),
+)
+COR8_CLAIM = ClaimSpec(
+    "cor8",
+    "median over the middle layers (p <= l/L <= 1 - p, p = {cfg.p:g}) of "
+    "s_(k+1)(a~_l / sqrt N), k = {cfg.k}, trained (and the same net at init): {listed}; "
+    "non-increasing in L, and at the deepest net (L = {top[depth]:g}, affine dimension "
+    "{cfg.k}) its ratio to the same net at init (affine dimensions: {ranks}; "
+    "balancedness residual summed {top[balance_summed_max]:.2g}, per neuron "
+    "{top[balance_per_neuron_max]:.2g})",
+    COR8,
+    cor8,
+    source="001 Cor 8 (App. B Cor 17)",
+)
+COR8_SLACK = ClaimSpec(
+    "cor8-slack",
+    AT_TOP + "log10 of Cor 8's bound ({top[cor8_bound]:.3g}) over the largest middle "
+    "s_(k+1)(a~_l / sqrt N) ({top[cor8_middle_max]:.3g}), in decades (> 0: every middle "
+    "layer lies below the bound)",
+    COR8,
+    cor8_slack,
+    source="001 Cor 8",
+)
+COR8_RANDOM_RANK = ClaimSpec(
+    "cor8-random-rank",
+    AT_TOP + "untrained nets of that depth (of {cfg.cor8_random}: its own init and "
+    "further draws of the same init; smallest median "
+    "{top[cor8_middle_median_random_min]:.3g}, median of medians "
+    "{top[cor8_middle_median_random]:.3g}) whose middle median of s_(k+1) lies below the "
+    "trained net's ({top[cor8_middle_median]:.3g}); 0 rejects 'one more random draw' at "
+    "level {level:.2g}",
+    COR8,
+    lambda cfg, pts: reported(
+        by_depth(pts)[-1].get(COR8_RANDOM_BELOW),
+        top=by_depth(pts)[-1].scalars,
+        level=1 / (cfg.cor8_random + 1),
     ),
-    ClaimSpec(
-        "chain-trained",
-        "trained nets (L = {depths}), every training point: smallest slack of the chain",
-        Ungated(ANY_PARAMETER.format("001, proof of Thm 3")),
-        smallest("trained_chain_slack"),
-        source="001 Thm 3 (proof)",
-    ),
-    ClaimSpec(
-        "thm15-random",
-        "random nets: smallest slack of sum_l [d_k(W_l)^2 + ||b_l||^2] <= ||theta||^2 - kL "
-        "- 2 log|Jf(x)|_(k) over k <= Rank Jf(x)",
-        Ungated(ANY_PARAMETER.format("001 Thm 15")),
-        smallest("random_thm15_slack"),
-    ),
-    ClaimSpec(
-        "thm15-trained",
-        "trained nets: smallest Thm 15 slack over points and k <= Rank Jf(x)",
-        Ungated(ANY_PARAMETER.format("001 Thm 15")),
-        smallest("trained_thm15_slack"),
-    ),
-    ClaimSpec(
-        "cor8",
-        "median over the middle layers (p <= l/L <= 1 - p, p = {cfg.p:g}) of "
-        "s_(k+1)(a~_l / sqrt N), k = {cfg.k}, trained (and the same net at init): {listed}; "
-        "non-increasing in L, and at the deepest net (L = {top[depth]:g}, affine dimension "
-        "{cfg.k}) its ratio to the same net at init (affine dimensions: {ranks}; "
-        "balancedness residual summed {top[balance_summed_max]:.2g}, per neuron "
-        "{top[balance_per_neuron_max]:.2g})",
-        COR8,
-        cor8,
-        source="001 Cor 8 (App. B Cor 17)",
-    ),
-    ClaimSpec(
-        "cor8-slack",
-        AT_TOP + "log10 of Cor 8's bound ({top[cor8_bound]:.3g}) over the largest middle "
-        "s_(k+1)(a~_l / sqrt N) ({top[cor8_middle_max]:.3g}), in decades (> 0: every middle "
-        "layer lies below the bound)",
-        COR8,
-        cor8_slack,
-        source="001 Cor 8",
-    ),
-    ClaimSpec(
-        "cor8-random-rank",
-        AT_TOP + "untrained nets of that depth (of {cfg.cor8_random}: its own init and "
-        "further draws of the same init; smallest median "
-        "{top[cor8_middle_median_random_min]:.3g}, median of medians "
-        "{top[cor8_middle_median_random]:.3g}) whose middle median of s_(k+1) lies below the "
-        "trained net's ({top[cor8_middle_median]:.3g}); 0 rejects 'one more random draw' at "
-        "level {level:.2g}",
-        COR8,
-        lambda cfg, pts: reported(
-            by_depth(pts)[-1].scalars.get("cor8_random_below", math.nan),
-            top=by_depth(pts)[-1].scalars,
-            level=1 / (cfg.cor8_random + 1),
-        ),
-        source="001 Cor 8",
-    ),
-    ClaimSpec(
-        "cor8-slope",
-        "least-squares slope of log(middle median s_(k+1)) against log L over the trained "
-        "depths, beside Cor 8's -1/2 (the untrained nets' median: {slope0:.3g})",
-        COR8,
-        cor8_slope,
-        source="001 Cor 8",
-    ),
-    ClaimSpec(
-        "ntk-stability",
-        "after GD at eta = eta0 / L (eta0 = {cfg.eta0:g}): lambda_max(Theta(X,X)) / N "
-        "times eta, mean over {cfg.orbit_steps} further GD steps (the edge-of-stability "
-        "oscillation), largest over depths (mean +- half range per depth: {orbit}); "
-        "GD can only settle at <= {cfg.ntk_factor:g}, which an untrained net meets too",
-        NTK,
-        ntk_stability,
-        source="001 §4",
-    ),
-    ClaimSpec(
-        "ntk-scale",
-        "max / min over depths of Tr Theta(X,X) / (N L), mean over the same GD steps ({scales})",
-        NTK,
-        ntk_scale,
-        source="001 §4",
-    ),
-]
+    source="001 Cor 8",
+)
+COR8_SLOPE = ClaimSpec(
+    "cor8-slope",
+    "least-squares slope of log(middle median s_(k+1)) against log L over the trained "
+    "depths, beside Cor 8's -1/2 (the untrained nets' median: {slope0:.3g})",
+    COR8,
+    cor8_slope,
+    source="001 Cor 8",
+)
+NTK_STABILITY = ClaimSpec(
+    "ntk-stability",
+    "after GD at eta = eta0 / L (eta0 = {cfg.eta0:g}): lambda_max(Theta(X,X)) / N "
+    "times eta, mean over {cfg.orbit_steps} further GD steps (the edge-of-stability "
+    "oscillation), largest over depths (mean +- half range per depth: {orbit}); "
+    "GD can only settle at <= {cfg.ntk_factor:g}, which an untrained net meets too",
+    NTK,
+    ntk_stability,
+    source="001 §4",
+)
+NTK_SCALE_CLAIM = ClaimSpec(
+    "ntk-scale",
+    "max / min over depths of Tr Theta(X,X) / (N L), mean over the same GD steps ({scales})",
+    NTK,
+    ntk_scale,
+    source="001 §4",
+)
 
 PRESETS = {
     # Seconds: two shallow depths, a handful of random nets, a few steps (_common).
@@ -404,8 +445,19 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={"model.depth": "depths"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=BOUNDS,
+    claims=[
+        CHAIN_RANDOM,
+        CHAIN_TRAINED,
+        THM15_RANDOM,
+        THM15_TRAINED,
+        COR8_CLAIM,
+        COR8_SLACK,
+        COR8_RANDOM_RANK,
+        COR8_SLOPE,
+        NTK_STABILITY,
+        NTK_SCALE_CLAIM,
+    ],
     figures=("_depth_rank:bottleneck_bounds",),
     doc=__doc__ or "",
 )

@@ -25,6 +25,7 @@ from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
     Gate,
+    Measure,
     Measurement,
     Outcome,
     PointResult,
@@ -33,13 +34,22 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.experiments.fcnn._common import QUICK, SMOKE, LatentConfig
 from bottlenecklab.measure import (
+    DEPTH,
+    K_STAR,
+    MIDDLE_RANK,
+    NORM_SQ,
+    OFF_RANK_LAYERS,
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
     collapse_margin,
     costs,
+    data_rank,
     largest_depth_share,
     layer_ranks,
-    middle_rank,
     rank_depth_correlation,
     rank_group_fits,
+    rank_summary,
     weight_spectra,
 )
 
@@ -77,25 +87,23 @@ RANK_STEP = 1.0  # the window of an integer scalar (a rank): it may not change a
 STRICT = 1e-9  # added to a bound that equality must not meet ("> 0", a majority "> 0.5")
 
 
-def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
+def rank_measurement(model: torch.nn.Module, data, cfg: Config) -> Measurement:
     """`||theta||^2`, middle rank, per-layer ranks and spectra, costs."""
+    scalars = {**rank_summary(model), K_STAR.name: data_rank(data), **costs(model, data)}
     ranks = layer_ranks(model)
-    mid = middle_rank(model)
-    scalars = {
-        "depth": float(model.depth),
-        "norm_sq": float(model.param_norm_sq().detach().double()),
-        "middle_rank": float(mid),
-        "off_rank_layers": float(sum(r != mid for r in ranks)),
-        "k_star": float(data.k_star),
-        **costs(model, data),
-    }
     layers = [{"layer": float(l), "rank": float(r)} for l, r in enumerate(ranks, start=1)]
     return Measurement(scalars=scalars, layers=layers, spectra=weight_spectra(model))
 
 
+RANKS = Measure(
+    rank_measurement,
+    (DEPTH, NORM_SQ, MIDDLE_RANK, OFF_RANK_LAYERS, K_STAR, TRAIN_COST, TEST_COST, TEST_ERROR),
+)
+
+
 def fits(cfg: Config, p: PointResult) -> bool:
     """Whether a finished network fits: train cost below `fit_threshold`."""
-    return p.scalars["train_cost"] < cfg.fit_threshold
+    return p.value(TRAIN_COST) < cfg.fit_threshold
 
 
 def fitting(cfg: Config, pts: Points) -> list[PointResult]:
@@ -114,18 +122,16 @@ def judged(cfg: Config, pts: Points, result: Outcome, **facts) -> Outcome:
 def rank_falls(cfg: Config, pts: Points) -> Outcome:
     """Spearman correlation of middle rank with depth over the fitting networks."""
     ok = fitting(cfg, pts)
-    rho = rank_depth_correlation(
-        [p.scalars["depth"] for p in ok], [p.scalars["middle_rank"] for p in ok]
-    )
+    rho = rank_depth_correlation([p.value(DEPTH) for p in ok], [p.value(MIDDLE_RANK) for p in ok])
     return judged(cfg, pts, at_most(rho, cfg.spearman_max), n_fit=len(ok))
 
 
 def k_star_reached(cfg: Config, pts: Points) -> Outcome:
     """The largest share, over depths, of seeds (every finished run of that depth) whose
     network fits with middle rank `k*`."""
-    k = int(pts.last.scalars["k_star"])
-    hits = [fits(cfg, p) and int(p.scalars["middle_rank"]) == k for p in pts]
-    share = largest_depth_share(pts.values("depth"), hits)
+    k = int(pts.last.value(K_STAR))
+    hits = [fits(cfg, p) and int(p.value(MIDDLE_RANK)) == k for p in pts]
+    share = largest_depth_share(pts.values(DEPTH), hits)
     return judged(cfg, pts, at_least(share, 0.5 + STRICT), k=k)
 
 
@@ -134,9 +140,9 @@ def groups(cfg: Config, pts: Points) -> list[dict[str, float]]:
     enough depths over a long enough span)."""
     ok = fitting(cfg, pts)
     fits = rank_group_fits(
-        [r.scalars["depth"] for r in ok],
-        [r.scalars["norm_sq"] for r in ok],
-        [int(r.scalars["middle_rank"]) for r in ok],
+        [r.value(DEPTH) for r in ok],
+        [r.value(NORM_SQ) for r in ok],
+        [int(r.value(MIDDLE_RANK)) for r in ok],
         min_depths=cfg.min_group_depths,
         min_span=cfg.min_group_span,
     )
@@ -160,7 +166,7 @@ def only_middle_grows(cfg: Config, pts: Points) -> Outcome:
     tested, ok = groups(cfg, pts), fitting(cfg, pts)
     spread = []
     for g in tested:
-        counts = [p.scalars["off_rank_layers"] for p in ok if p.scalars["middle_rank"] == g["rank"]]
+        counts = [p.value(OFF_RANK_LAYERS) for p in ok if p.value(MIDDLE_RANK) == g["rank"]]
         spread.append(max(counts) - min(counts))
     text = ", ".join(f"rank {g['rank']:g}: {v:g}" for g, v in zip(tested, spread))
     worst = max(spread) if spread else math.nan
@@ -170,7 +176,7 @@ def only_middle_grows(cfg: Config, pts: Points) -> Outcome:
 def collapse_above(cfg: Config, pts: Points) -> Outcome:
     """The smallest non-fitting depth minus the largest depth where every seed fits;
     reported on a grid cut to the depths that certify (`Config.assert_collapse`)."""
-    collapse, top, margin = collapse_margin(pts.values("depth"), [fits(cfg, p) for p in pts])
+    collapse, top, margin = collapse_margin(pts.values(DEPTH), [fits(cfg, p) for p in pts])
     facts = {"collapse": collapse, "top": top, "cut": ""}
     if not cfg.assert_collapse:
         facts["cut"] = (
@@ -183,50 +189,48 @@ def collapse_above(cfg: Config, pts: Points) -> Outcome:
     return judged(cfg, pts, at_least(margin, STRICT), **facts)
 
 
-CLAIMS = [
-    ClaimSpec(
-        "rank-falls",
-        "Spearman correlation of middle rank with depth over the {n_fit} fitting networks",
-        Reads(("middle_rank",), window=RANK_STEP),
-        rank_falls,
-        partial=True,
+RANK_FALLS = ClaimSpec(
+    "rank-falls",
+    "Spearman correlation of middle rank with depth over the {n_fit} fitting networks",
+    Reads((MIDDLE_RANK,), window=RANK_STEP),
+    rank_falls,
+    partial=True,
+)
+K_STAR_REACHED = ClaimSpec(
+    "k-star-reached",
+    "largest share, over depths, of seeds whose network fits with middle rank k* = {k} "
+    "(a majority: > 0.5)",
+    Reads((MIDDLE_RANK,), window=RANK_STEP),
+    k_star_reached,
+    partial=True,
+)
+SLOPE_IS_RANK = ClaimSpec(
+    "slope-is-rank",
+    "each middle-rank group with >= {cfg.min_group_depths} depths spanning >= "
+    "{cfg.min_group_span:g} layers: |slope - rank| / rank, worst group ({groups})",
+    Reads(  # the slope window 2 x 0.25 k over >= 6 layers, in norm units
+        (NORM_SQ,),
+        window=2 * BASE.slope_tolerance * BASE.task.k_star * BASE.min_group_span,
     ),
-    ClaimSpec(
-        "k-star-reached",
-        "largest share, over depths, of seeds whose network fits with middle rank k* = {k} "
-        "(a majority: > 0.5)",
-        Reads(("middle_rank",), window=RANK_STEP),
-        k_star_reached,
-        partial=True,
-    ),
-    ClaimSpec(
-        "slope-is-rank",
-        "each middle-rank group with >= {cfg.min_group_depths} depths spanning >= "
-        "{cfg.min_group_span:g} layers: |slope - rank| / rank, worst group ({groups})",
-        Reads(  # the slope window 2 x 0.25 k over >= 6 layers, in norm units
-            ("norm_sq",),
-            window=2 * BASE.slope_tolerance * BASE.task.k_star * BASE.min_group_span,
-        ),
-        slope_is_rank,
-        partial=True,
-    ),
-    ClaimSpec(
-        "only-middle-grows",
-        "in each tested group, the number of layers with r_l != rank varies by at most "
-        "{cfg.count_variation} (max - min; {counts})",
-        Reads(("off_rank_layers",), window=BASE.count_variation),
-        only_middle_grows,
-        partial=True,
-    ),
-    ClaimSpec(
-        "collapse-above",
-        "smallest depth of a non-fitting network ({collapse:g}) minus the largest depth "
-        "where every seed fits ({top:g}); > 0 (inf: every network fits){cut}",
-        Reads(("train_cost",), window=BASE.fit_threshold),  # fits: train cost < 0.1
-        collapse_above,
-        partial=True,
-    ),
-]
+    slope_is_rank,
+    partial=True,
+)
+ONLY_MIDDLE_GROWS = ClaimSpec(
+    "only-middle-grows",
+    "in each tested group, the number of layers with r_l != rank varies by at most "
+    "{cfg.count_variation} (max - min; {counts})",
+    Reads((OFF_RANK_LAYERS,), window=BASE.count_variation),
+    only_middle_grows,
+    partial=True,
+)
+COLLAPSE_ABOVE = ClaimSpec(
+    "collapse-above",
+    "smallest depth of a non-fitting network ({collapse:g}) minus the largest depth "
+    "where every seed fits ({top:g}); > 0 (inf: every network fits){cut}",
+    Reads((TRAIN_COST,), window=BASE.fit_threshold),  # fits: train cost < 0.1
+    collapse_above,
+    partial=True,
+)
 
 PRESETS = {
     "smoke": {  # seconds: three shallow depths, two seeds
@@ -247,8 +251,8 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={"model.depth": "depths", "seed": "seeds"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=RANKS,
+    claims=[RANK_FALLS, K_STAR_REACHED, SLOPE_IS_RANK, ONLY_MIDDLE_GROWS, COLLAPSE_ABOVE],
     figures=("_depth_rank:rank_vs_depth", "_depth_rank:depth_spectra"),
     doc=__doc__ or "",
 )

@@ -47,6 +47,7 @@ from bottlenecklab.measure import (
     regularized_loss,
     rotation_ratio,
     step_r2,
+    weight_spectra,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset, SymmetryDynamicsConfig, gd_path
@@ -166,11 +167,7 @@ def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
     return Measurement(
         scalars=scalars,
         layers=layers,
-        spectra=[
-            {"layer": l, "matrix": "W", "index": k, "value": float(v)}
-            for l, W in enumerate(model.weights, start=1)
-            for k, v in enumerate(torch.linalg.svdvals(W.detach().to(torch.float64)), start=1)
-        ],
+        spectra=weight_spectra(model),
         tables={"heat_map": heat, "pca_paths": pca},
     )
 

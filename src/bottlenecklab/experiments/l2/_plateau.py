@@ -18,6 +18,7 @@ from bottlenecklab.experiments._checks import in_range, listed, non_decreasing, 
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Gate,
+    Measure,
     Measurement,
     Outcome,
     PointResult,
@@ -27,14 +28,22 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.experiments._verdicts import certificate_record, gate_of, stability
 from bottlenecklab.experiments.l2._common import best_rows, width_rows
+from bottlenecklab.measure import TEST_COST, TRAIN_COST, Quantity
 from bottlenecklab.models import FCNNConfig
 
 __all__ = [
     "CLAIMS",
     "EXACT_END",
     "KINK_END",
+    "LOSS",
+    "MERGED_MAX",
+    "NON_INCREASING",
+    "PLATEAU",
+    "PLATEAU_CLAIM",
     "QUICK",
     "SMOKE",
+    "UNFINISHED_RESTARTS",
+    "WIDTH",
     "PlateauConfig",
     "plateau_gate",
     "plateau_measure",
@@ -123,8 +132,8 @@ QUICK: dict[str, Any] = {"train.dtype": "float64", "train.log_every": 100}
 # the tolerance over the last phase). The runner's gate would ask every seed to be
 # stationary, an unfinished restart far above the best included, so the claims are
 # `Ungated`; the reported `unfinished-restarts` reads every seed's loss, which makes the
-# runner keep its earlier value (`prev_loss`) for value stability.
-LOSS_READ = Reads(("loss",), window=PlateauConfig.trend_tol, relative=True)
+# runner keep its earlier value (`PointResult.earlier`) for value stability.
+# (`LOSS_READ`, declared with the measurement below.)
 
 
 def plateau_gate(
@@ -133,7 +142,7 @@ def plateau_gate(
     """The certificate of a width sweep's claims, which read each width's lowest loss over
     seeds (spec `l2-sparsity.md`, fourth review).
 
-    Stationarity (`cert_stationarity <= cfg.certify.threshold`) is required of the seed
+    Stationarity (`certificate.stationarity <= cfg.certify.threshold`) is required of the seed
     that sets each width's lowest `loss` and of every seed within `tol` (relative) of it;
     value stability (`_verdicts.stability`, window `tol`) of every seed. A seed more than
     `tol` above its width's best that fails stationarity is an unfinished restart: listed,
@@ -151,15 +160,15 @@ def plateau_gate(
     gate = gate_of(cfg)
     by_width: dict[float, list[PointResult]] = {}
     for p in points:
-        by_width.setdefault(float(p.point.get("model.width", p.scalars["width"])), []).append(p)
+        by_width.setdefault(float(p.point.get("model.width", p.value(WIDTH))), []).append(p)
     reasons, unfinished, gating = [], [], []
     for w in sorted(by_width):
-        pts = sorted(by_width[w], key=lambda p: p.scalars["loss"])
-        best = pts[0].scalars["loss"]
+        pts = sorted(by_width[w], key=lambda p: p.value(LOSS))
+        best = pts[0].value(LOSS)
         for rank, p in enumerate(pts):
-            stat = p.scalars.get("cert_stationarity", math.nan)
+            stat = p.certificate.stationarity if p.certificate else math.nan
             ok = math.isfinite(stat) and stat <= gate.threshold
-            above = p.scalars["loss"] / best - 1 if best > 0 else math.inf
+            above = p.value(LOSS) / best - 1 if best > 0 else math.inf
             who = f"width {w:g} seed {p.point.get('seed', '?')}"
             if rank == 0 or above <= tol:
                 gating.append(stat)
@@ -168,7 +177,7 @@ def plateau_gate(
                     reasons.append(f"{who} ({where}): stationarity {stat:.3g}")
             elif not ok:
                 unfinished.append(
-                    f"{who}: loss {p.scalars['loss']:.6g} (+{above:.2%}), stationarity {stat:.3g}"
+                    f"{who}: loss {p.value(LOSS):.6g} (+{above:.2%}), stationarity {stat:.3g}"
                 )
     worst = max(gating, default=math.nan)
     if any(not math.isfinite(v) for v in gating):
@@ -205,11 +214,34 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
     return Measurement(scalars=scalars)
 
 
+_NET = "a trained FCNN of a width sweep (float64 copy)"
+WIDTH = Quantity(
+    "width", "the network's hidden width", function=plateau_measure, over=_NET, units="count"
+)
+LOSS = Quantity(
+    "loss",
+    "the training loss with the regularizer, C_train + lam ||theta||^2 (paper 004, Fig 2)",
+    function=plateau_measure,
+    over=_NET + ", training set",
+    units="the cost's units",
+)
+MERGED_MAX = Quantity(
+    "merged_max",
+    "the largest number of neurons `merge_neurons` merges over the layers (paper 004, §4)",
+    function=plateau_measure,
+    over=_NET + ", training inputs",
+    units="count",
+)
+# The measurement of every width-plateau point; value stability reads LOSS (LOSS_READ).
+PLATEAU = Measure(plateau_measure, (WIDTH, LOSS, TRAIN_COST, TEST_COST, MERGED_MAX))
+LOSS_READ = Reads((LOSS,), window=PlateauConfig.trend_tol, relative=True)
+
+
 def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[str, float]]]:
     """`(widths, best loss, best seed's row)` per width, widths increasing."""
     rows = width_rows(pts)
-    widths, best = M.best_per_width(rows, "loss")
-    return widths, best, best_rows(rows, "loss")
+    widths, best = M.best_per_width(rows, LOSS.name)
+    return widths, best, best_rows(rows, LOSS.name)
 
 
 def self_gated(o: Outcome, cfg: Any, pts: Points) -> Outcome:
@@ -234,7 +266,7 @@ def plateau(cfg: Any, pts: Points) -> Outcome:
     """The first width with best loss `<= (1 + plateau_tol) min` lies in `plateau_range`."""
     widths, best, rows = best_loss(pts)
     start = M.plateau_start(widths, best, cfg.plateau_tol)
-    o = in_range(start, *cfg.plateau_range, merged=rows[widths[-1]]["merged_max"])
+    o = in_range(start, *cfg.plateau_range, merged=rows[widths[-1]][MERGED_MAX.name])
     return self_gated(o, cfg, pts)
 
 
@@ -244,32 +276,31 @@ def unfinished_restarts(cfg: Any, pts: Points) -> Outcome:
     return reported(float(len(unfinished)), seeds="; ".join(unfinished) or "none")
 
 
-CLAIMS = [
-    ClaimSpec(
-        "non-increasing",
-        "best-of-seeds train loss (with L2) is non-increasing in width within "
-        "{cfg.trend_tol:.0%}{tag}: log best loss, widest first ({widths})",
-        Ungated(
-            "gated by the experiment (`_plateau.plateau_gate`, spec l2-sparsity.md, fourth "
-            "review): the certificate of the seed that sets each width's best "
-            "loss and of every seed within the trend tolerance of it, value stability of "
-            "every seed; the runner's gate would also ask an unfinished restart far above the "
-            "best to be stationary"
-        ),
-        non_increasing,
+NON_INCREASING = ClaimSpec(
+    "non-increasing",
+    "best-of-seeds train loss (with L2) is non-increasing in width within "
+    "{cfg.trend_tol:.0%}{tag}: log best loss, widest first ({widths})",
+    Ungated(
+        "gated by the experiment (`_plateau.plateau_gate`, spec l2-sparsity.md, fourth "
+        "review): the certificate of the seed that sets each width's best "
+        "loss and of every seed within the trend tolerance of it, value stability of "
+        "every seed; the runner's gate would also ask an unfinished restart far above the "
+        "best to be stationary"
     ),
-    ClaimSpec(
-        "plateau",
-        "plateau start: first width with best loss <= (1 + {cfg.plateau_tol:g}) min{tag} "
-        "(merged neurons at the widest: {merged:g})",
-        Ungated("gated by the experiment, as non-increasing"),
-        plateau,
-    ),
-    ClaimSpec(
-        "unfinished-restarts",
-        "seeds more than {cfg.trend_tol:.0%} above their width's best loss that fail "
-        "stationarity (not gating){tag}: {seeds}",
-        LOSS_READ,
-        unfinished_restarts,
-    ),
-]
+    non_increasing,
+)
+PLATEAU_CLAIM = ClaimSpec(
+    "plateau",
+    "plateau start: first width with best loss <= (1 + {cfg.plateau_tol:g}) min{tag} "
+    "(merged neurons at the widest: {merged:g})",
+    Ungated("gated by the experiment, as non-increasing"),
+    plateau,
+)
+UNFINISHED_RESTARTS = ClaimSpec(
+    "unfinished-restarts",
+    "seeds more than {cfg.trend_tol:.0%} above their width's best loss that fail "
+    "stationarity (not gating){tag}: {seeds}",
+    LOSS_READ,
+    unfinished_restarts,
+)
+CLAIMS = [NON_INCREASING, PLATEAU_CLAIM, UNFINISHED_RESTARTS]

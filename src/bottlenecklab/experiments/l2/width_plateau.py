@@ -21,10 +21,10 @@ from typing import Any
 from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.experiments.l2._plateau import (
     CLAIMS,
+    PLATEAU,
     QUICK,
     SMOKE,
     PlateauConfig,
-    plateau_measure,
     quick_phases,
 )
 from bottlenecklab.tasks import ReluTeacherTask
@@ -81,7 +81,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds"},
-    measure=plateau_measure,
+    measure=PLATEAU,
     claims=CLAIMS,
     per="train.lam",
     figures=("_l2:l2_width_plateau",),

@@ -21,10 +21,10 @@ from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.experiments.l2._plateau import (
     CLAIMS,
     KINK_END,
+    PLATEAU,
     QUICK,
     SMOKE,
     PlateauConfig,
-    plateau_measure,
     quick_phases,
 )
 from bottlenecklab.tasks import DigitsTask
@@ -79,7 +79,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds", "train.lam": "lams"},
-    measure=plateau_measure,
+    measure=PLATEAU,
     claims=CLAIMS,
     per="train.lam",  # each lam's claims on its points
     figures=("_l2:l2_width_plateau",),

@@ -1,6 +1,6 @@
 """What the trained-network experiments of paper 000 share: the base config at the
-paper's sizes, the smoke and quick recipes, the layer measurement, the layer regions, and
-the convergence certificate's settings for leaky ResNets."""
+paper's sizes, the smoke and quick recipes, the layer measurement (`LAYERS`: the
+quantities it writes), and the convergence certificate's settings for leaky ResNets."""
 
 from __future__ import annotations
 
@@ -8,23 +8,35 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from bottlenecklab.experiments._spec import Gate
-from bottlenecklab.measure import LayerTable, costs, hamiltonian_summary, leaky_resnet_layers
+from bottlenecklab.experiments._spec import Gate, Measure, Measurement
+from bottlenecklab.measure import (
+    COI_GAMMA_MIN,
+    K_STAR,
+    RANK_H_GAMMA_MEDIAN,
+    RANK_H_MEDIAN,
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
+    LayerTable,
+    costs,
+    data_rank,
+    hamiltonian_summary,
+    leaky_resnet_layers,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig, continuation
 
 __all__ = [
     "EXTENSION",
+    "LAYERS",
     "LEAKY_GATE",
     "PAPER_TRAINING",
     "QUICK",
     "SMOKE",
     "PaperConfig",
     "layer_measurement",
-    "region",
+    "presets",
 ]
 
 # The certificate of every claim about a trained leaky ResNet (spec `convergence.md`):
@@ -124,6 +136,13 @@ QUICK: dict[str, Any] = {
 }
 
 
+def presets(smoke: dict[str, Any], quick: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """An experiment's three presets: `SMOKE` and `QUICK` with its own overrides (its
+    sweep, depth, schedule; each with its reason where it is written), and the paper's
+    training `PAPER_TRAINING` (the paper's sizes and lam, App. B, continuation in lam)."""
+    return {"smoke": {**SMOKE, **smoke}, "quick": {**QUICK, **quick}, "paper": PAPER_TRAINING}
+
+
 def layer_measurement(
     model: Any, data: Dataset, lam: float, gamma0: float, *, clarke: bool = True
 ) -> tuple[LayerTable, dict[str, float]]:
@@ -137,14 +156,20 @@ def layer_measurement(
     )
     scalars = hamiltonian_summary(table)
     scalars.update(costs(model, data))
-    scalars["k_star"] = float(data.k_star) if data.k_star is not None else float("nan")
+    scalars[K_STAR.name] = data_rank(data)
     return table, scalars
 
 
-def region(table: LayerTable, lo: float, hi: float, at: str = "p_in") -> np.ndarray:
-    """Boolean mask `[L]` of the layers whose position lies in `[lo, hi)`.
+def _layers(model: Any, data: Dataset, cfg: Any) -> Measurement:
+    """`layer_measurement` at the config's `lam`, `gamma0` and `clarke` (default True)."""
+    clarke = getattr(cfg, "clarke", True)
+    table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0, clarke=clarke)
+    return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
 
-    `at="p_in"` (input position `p_{l-1}`) for the energies of layer `l`, which are those
-    of `A_{l-1}` (`measure.INPUT_PAIRED`); `at="p"` (`p_l`) for quantities of `A_l`, `W_l`.
-    """
-    return (table.column(at) >= lo) & (table.column(at) < hi)
+
+# The layer measurement of a trained leaky ResNet: the per-layer table, its Hamiltonian
+# summary, the data costs and k* (float64, training set).
+LAYERS = Measure(
+    _layers,
+    (RANK_H_MEDIAN, RANK_H_GAMMA_MEDIAN, COI_GAMMA_MIN, TRAIN_COST, TEST_COST, TEST_ERROR, K_STAR),
+)

@@ -18,10 +18,18 @@ from typing import Any
 
 import torch
 
+from bottlenecklab.measure import Quantity
 from bottlenecklab.tasks import COSTS, Dataset
 from bottlenecklab.training import TrainConfig
 
-__all__ = ["OverheadTiming", "overhead_verdict", "overhead_with_control"]
+__all__ = [
+    "ADAPT_AA_SPREAD",
+    "ADAPT_LOAD",
+    "ADAPT_OVERHEAD",
+    "OverheadTiming",
+    "overhead_verdict",
+    "overhead_with_control",
+]
 
 ARMS = ("adaptive", "fixed_a", "fixed_b")
 
@@ -128,6 +136,31 @@ def overhead_with_control(
         blocks=blocks,
         steps=steps,
     )
+
+
+_TIMED = "CPU time of Adam steps of an adaptive leaky ResNet, timed in its run"
+ADAPT_OVERHEAD = Quantity(
+    "adapt_overhead",
+    "extra CPU time of steps with the adaptive layer-step update over the same steps "
+    "without it (paper 000, §3: about 2 %)",
+    function=overhead_with_control,
+    over=_TIMED,
+    units="fraction",
+)
+ADAPT_AA_SPREAD = Quantity(
+    "adapt_aa_spread",
+    "relative difference of two identical fixed-step arms timed with it (the A/A control)",
+    function=overhead_with_control,
+    over=_TIMED,
+    units="fraction",
+)
+ADAPT_LOAD = Quantity(
+    "adapt_load",
+    "the machine's 1-minute load average while it was timed",
+    function=overhead_with_control,
+    over=_TIMED,
+    units="load",
+)
 
 
 def overhead_verdict(timing: Any, bound: float, aa_limit: float, load_limit: float) -> str:

@@ -25,6 +25,7 @@ from bottlenecklab.experiments._checks import at_least, greater_than, reported, 
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
+    Measure,
     Measurement,
     Outcome,
     PointResult,
@@ -32,12 +33,24 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.experiments.leaky_resnet._common import (
+    LAYERS,
     PAPER_TRAINING,
     PaperConfig,
     layer_measurement,
 )
-from bottlenecklab.experiments.leaky_resnet._overhead import overhead_with_control
-from bottlenecklab.measure import float64_copy, pca_paths, step_profile
+from bottlenecklab.experiments.leaky_resnet._overhead import (
+    ADAPT_AA_SPREAD,
+    ADAPT_LOAD,
+    ADAPT_OVERHEAD,
+    overhead_with_control,
+)
+from bottlenecklab.measure import (
+    RHO_MIDDLE_OVER_ENDS,
+    TEST_ERROR,
+    float64_copy,
+    pca_paths,
+    step_profile,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 
@@ -77,16 +90,17 @@ class Config(PaperConfig):
 BASE = Config()
 
 
-def measure(model, data, cfg: Config) -> Measurement:
-    """Test error, layer steps, layer table, PCA of paths (and the adaptive overhead)."""
+def step_measurement(model, data, cfg: Config) -> Measurement:
+    """Test error, layer steps, layer table, PCA of paths (and, on the adaptive points,
+    the adaptive update's overhead: `ADAPT_OVERHEAD`, `ADAPT_AA_SPREAD`, `ADAPT_LOAD`)."""
     table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0)
     scalars.update(step_profile(table.column("rho")))
     scalars["rho_max_times_leak"] = float(table.column("rho").max() * model.leak)
     if model.cfg.schedule == "adaptive":
         timing = overhead_with_control(model, data, cfg.train, blocks=cfg.timing_repeats)
-        scalars["adapt_overhead"] = timing.overhead
-        scalars["adapt_aa_spread"] = timing.aa_spread
-        scalars["adapt_load"] = timing.load
+        scalars[ADAPT_OVERHEAD.name] = timing.overhead
+        scalars[ADAPT_AA_SPREAD.name] = timing.aa_spread
+        scalars[ADAPT_LOAD.name] = timing.load
     with torch.no_grad():
         path = float64_copy(model).forward_path(torch.as_tensor(data.x_train))
     coords, explained = pca_paths(path)  # [L+1, N, 2]
@@ -100,6 +114,10 @@ def measure(model, data, cfg: Config) -> Measurement:
     return Measurement(
         scalars=scalars, layers=table.rows, spectra=table.spectra, tables={"pca": pca}
     )
+
+
+# What every point measures (the overhead only on the adaptive ones: read with `get`).
+STEPS = Measure(step_measurement, (*LAYERS.quantities, RHO_MIDDLE_OVER_ENDS))
 
 
 def _pairs(pts: Points) -> tuple[list[int], dict[int, PointResult], dict[int, PointResult]]:
@@ -128,7 +146,7 @@ def _paired(check):
 def beats(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
     """At strictly more than half the depths the adaptive test error is the lower; strict:
     at init the two schedules are one network (a tie is no win; vacuity V8)."""
-    err = {L: (ad[L].scalars["test_error"], eq[L].scalars["test_error"]) for L in depths}
+    err = {L: (ad[L].value(TEST_ERROR), eq[L].value(TEST_ERROR)) for L in depths}
     wins = sum(a < (1 + cfg.error_slack) * e for a, e in err.values())
     return at_least(
         float(wins),
@@ -142,7 +160,7 @@ def beats(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
 @_paired
 def middle(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
     """The smallest ratio of mean middle-third step to mean outer-thirds step."""
-    ratios = [ad[L].scalars["rho_middle_over_ends"] for L in depths]
+    ratios = [ad[L].value(RHO_MIDDLE_OVER_ENDS) for L in depths]
     return greater_than(
         min(ratios),
         cfg.middle_ratio,
@@ -153,49 +171,45 @@ def middle(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
 @_paired
 def overhead(cfg: Config, depths: list[int], eq: dict, ad: dict) -> Outcome:
     """The largest adaptive-update overhead over depths, with its A/A spread (reported)."""
-    nan, s = float("nan"), {L: ad[L].scalars for L in depths}
-    return reported(max(s[L]["adapt_overhead"] for L in depths)).with_facts(
+    return reported(max(ad[L].value(ADAPT_OVERHEAD) for L in depths)).with_facts(
         per_depth=", ".join(
-            f"L={L}: {100 * s[L]['adapt_overhead']:.1f} % (A/A "
-            f"{100 * s[L].get('adapt_aa_spread', nan):.1f} %, load "
-            f"{s[L].get('adapt_load', nan):.2f})"
+            f"L={L}: {100 * ad[L].value(ADAPT_OVERHEAD):.1f} % (A/A "
+            f"{100 * ad[L].get(ADAPT_AA_SPREAD):.1f} %, load {ad[L].get(ADAPT_LOAD):.2f})"
             for L in depths
         ),
         bound=100 * cfg.overhead_bound,
     )
 
 
-CLAIMS = [
-    ClaimSpec(
-        "adaptive-beats-equidistant",
-        "number of depths L (of {n}) where the adaptive test error is below the "
-        "equidistant one{slack}: strictly more than half ({pairs})",
-        Reads(("test_error",), window=0.02),
-        beats,
-        partial=True,  # the depths with both networks
-    ),
-    ClaimSpec(
-        "adaptive-steps-middle",
-        "adaptive layer steps are larger in the middle third than in the outer thirds: "
-        "smallest ratio of their means over depths ({ratios})",
-        Reads(("rho_middle_over_ends",), window=BASE.middle_ratio),
-        middle,
-        source="000 §3",
-        partial=True,
-    ),
-    ClaimSpec(
-        "adaptive-overhead",
-        "extra CPU time of training steps with the adaptive update over the same steps "
-        "without it, largest over depths (paper: about 2 %), beside the A/A spread of two "
-        "identical fixed-step arms timed in the same run and the load average "
-        "({per_depth}); asserted (<= {bound:g} %) by `make bench` at the "
-        "paper's w and N, where a noisy A/A pair or a loaded machine makes it not-measured",
-        None,
-        overhead,
-        source="000 §3",
-        partial=True,
-    ),
-]
+ADAPTIVE_BEATS_EQUIDISTANT = ClaimSpec(
+    "adaptive-beats-equidistant",
+    "number of depths L (of {n}) where the adaptive test error is below the "
+    "equidistant one{slack}: strictly more than half ({pairs})",
+    Reads((TEST_ERROR,), window=0.02),
+    beats,
+    partial=True,  # the depths with both networks
+)
+ADAPTIVE_STEPS_MIDDLE = ClaimSpec(
+    "adaptive-steps-middle",
+    "adaptive layer steps are larger in the middle third than in the outer thirds: "
+    "smallest ratio of their means over depths ({ratios})",
+    Reads((RHO_MIDDLE_OVER_ENDS,), window=BASE.middle_ratio),
+    middle,
+    source="000 §3",
+    partial=True,
+)
+ADAPTIVE_OVERHEAD = ClaimSpec(
+    "adaptive-overhead",
+    "extra CPU time of training steps with the adaptive update over the same steps "
+    "without it, largest over depths (paper: about 2 %), beside the A/A spread of two "
+    "identical fixed-step arms timed in the same run and the load average "
+    "({per_depth}); asserted (<= {bound:g} %) by `make bench` at the "
+    "paper's w and N, where a noisy A/A pair or a loaded machine makes it not-measured",
+    None,
+    overhead,
+    source="000 §3",
+    partial=True,
+)
 
 PRESETS = {
     # Seconds: tiny teacher and net, two depths; a smaller leak keeps rho_l L~ < 1.
@@ -239,8 +253,8 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={"model.depth": "depths", "model.schedule": "schedules"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=STEPS,
+    claims=[ADAPTIVE_BEATS_EQUIDISTANT, ADAPTIVE_STEPS_MIDDLE, ADAPTIVE_OVERHEAD],
     figures=(
         "_leaky_resnet_discretization:error_vs_depth",
         "_leaky_resnet_discretization:discretization_spectra",

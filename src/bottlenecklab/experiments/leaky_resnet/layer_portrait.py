@@ -18,8 +18,7 @@ Lab notes: `docs/lab-notes/leaky-resnet.md`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 from bottlenecklab.experiments._checks import at_least, at_most, in_range, reported
 from bottlenecklab.experiments._spec import (
@@ -30,15 +29,18 @@ from bottlenecklab.experiments._spec import (
     Points,
     Reads,
 )
-from bottlenecklab.experiments.leaky_resnet._common import (
-    PAPER_TRAINING,
-    QUICK,
-    SMOKE,
-    PaperConfig,
-    layer_measurement,
-    region,
+from bottlenecklab.experiments.leaky_resnet._common import LAYERS, PaperConfig, presets
+from bottlenecklab.measure import (
+    COI_MIDDLE_MEDIAN,
+    GAP_MIDDLE_MEDIAN,
+    KINETIC_MIDDLE_OVER_ENDS,
+    NEGATIVE_MASS_MIDDLE_MAX,
+    PORTRAIT,
+    SPREAD_RATIO,
+    LayerTable,
+    Quantity,
+    portrait_summary,
 )
-from bottlenecklab.measure import gap_at
 
 
 @dataclass(frozen=True)
@@ -65,100 +67,76 @@ class Config(PaperConfig):
 BASE = Config()  # its tolerances are the claims' windows (value stability: 1/4 of them)
 
 
-def measure(model, data, cfg: Config) -> Measurement:
-    """Layer table plus the portrait's region statistics (training set, float64)."""
-    table, scalars = layer_measurement(model, data, cfg.train.lam, cfg.gamma0)
-    k = data.k_star
-    mid, ends = region(table, 1 / 3, 2 / 3), ~region(table, 1 / 6, 5 / 6)  # of A_{l-1}
-    mid_out = region(table, 1 / 3, 2 / 3, at="p")  # of A_l and W_l
-    gaps = gap_at(table.spectra, k)  # [L] s_k*/s_(k*+1) of W_l
-    kin = table.column("kinetic")
-    leak = float(model.leak)
-    scalars["gap_middle_median"] = (
-        float(np.median(gaps[mid_out])) if mid_out.any() else float("nan")
-    )
-    scalars["spread_H"] = float(np.std(table.column("rank_H")))
-    scalars["spread_coi"] = float(np.std(table.column("coi_gamma")))
-    scalars["spread_kinetic"] = float(np.std(2 * kin / leak))
-    scalars["spread_ratio"] = scalars["spread_H"] / min(
-        scalars["spread_coi"], scalars["spread_kinetic"]
-    )
-    scalars["kinetic_middle_over_ends"] = float(kin[mid].mean() / kin[ends].mean())
-    scalars["coi_middle_median"] = float(np.median(table.column("coi_gamma")[mid]))
-    scalars["negative_mass_middle_max"] = float(table.column("negative_mass")[mid_out].max())
-    scalars["n_middle_layers"] = float(mid_out.sum())
-    return Measurement(scalars=scalars, layers=table.rows, spectra=table.spectra)
+def portrait(m: Measurement, model: Any, data: Any, cfg: Config) -> dict[str, float]:
+    """The layer table's region statistics (`portrait_summary`) at `k*` and `L~`."""
+    return portrait_summary(LayerTable(m.layers, m.spectra), data.k_star, float(model.leak))
 
 
-def _at_top(pts: Points, value: str, check, *bounds: float) -> Outcome:
-    """`check(scalar value of the largest L~, *bounds)`, with the point's facts."""
+def _at_top(pts: Points, quantity: Quantity, check, *bounds: float) -> Outcome:
+    """`check(quantity at the largest L~, *bounds)`, with the point's facts."""
     top = pts.last
-    return check(top.scalars[value], *bounds).with_facts(top=top.point["model.leak"], **top.scalars)
+    outcome = check(top.value(quantity), *bounds)
+    return outcome.with_facts(top=top.point["model.leak"], **top.scalars)
 
 
 AT = "at L~ = {top:g}, "
-CLAIMS = [
-    ClaimSpec(
-        "bottleneck-gap",
-        AT + "s_k*/s_(k*+1) of W_l in the middle third (median over {n_middle_layers:.0f} "
-        "layers, k* = {cfg.task.k_star})",
-        Reads(("gap_middle_median",), window=BASE.gap_bound, kinked=True),
-        lambda cfg, pts: _at_top(pts, "gap_middle_median", at_least, cfg.gap_bound),
+BOTTLENECK_GAP = ClaimSpec(
+    "bottleneck-gap",
+    AT + "s_k*/s_(k*+1) of W_l in the middle third (median over {n_middle_layers:.0f} "
+    "layers, k* = {cfg.task.k_star})",
+    Reads((GAP_MIDDLE_MEDIAN,), window=BASE.gap_bound),
+    lambda cfg, pts: _at_top(pts, GAP_MIDDLE_MEDIAN, at_least, cfg.gap_bound),
+)
+HAMILTONIAN_FLAT = ClaimSpec(
+    "hamiltonian-flat",
+    AT + "std over layers of -(2/L~)H_l ({spread_H:.3g}) over the smaller of those of "
+    "COI_gamma ({spread_coi:.3g}) and (2/L~) kinetic ({spread_kinetic:.3g})",
+    Reads((SPREAD_RATIO,), window=BASE.spread_ratio),
+    lambda cfg, pts: _at_top(pts, SPREAD_RATIO, at_most, cfg.spread_ratio),
+)
+KINETIC_MIDDLE = ClaimSpec(  # vacuous as a bound (lab notes)
+    "kinetic-middle",
+    AT + "mean kinetic energy in the middle third over that at the ends (the spec's "
+    "bound {cfg.kinetic_ratio:g} holds on the untrained net too: reported)",
+    None,
+    lambda cfg, pts: _at_top(pts, KINETIC_MIDDLE_OVER_ENDS, reported),
+    source="000 §2.1",
+)
+COI_BOTTLENECK = ClaimSpec(
+    "coi-bottleneck",
+    AT + "median COI_gamma over the middle third (k* = {cfg.task.k_star})",
+    Reads((COI_MIDDLE_MEDIAN,), window=2 * BASE.coi_window),
+    lambda cfg, pts: _at_top(
+        pts,
+        COI_MIDDLE_MEDIAN,
+        in_range,
+        cfg.task.k_star - cfg.coi_window,
+        cfg.task.k_star + cfg.coi_window,
     ),
-    ClaimSpec(
-        "hamiltonian-flat",
-        AT + "std over layers of -(2/L~)H_l ({spread_H:.3g}) over the smaller of those of "
-        "COI_gamma ({spread_coi:.3g}) and (2/L~) kinetic ({spread_kinetic:.3g})",
-        Reads(("spread_ratio",), window=BASE.spread_ratio, kinked=True),
-        lambda cfg, pts: _at_top(pts, "spread_ratio", at_most, cfg.spread_ratio),
-    ),
-    ClaimSpec(  # vacuous as a bound (lab notes)
-        "kinetic-middle",
-        AT + "mean kinetic energy in the middle third over that at the ends (the spec's "
-        "bound {cfg.kinetic_ratio:g} holds on the untrained net too: reported)",
-        None,
-        lambda cfg, pts: _at_top(pts, "kinetic_middle_over_ends", reported),
-        source="000 §2.1",
-    ),
-    ClaimSpec(
-        "coi-bottleneck",
-        AT + "median COI_gamma over the middle third (k* = {cfg.task.k_star})",
-        Reads(("coi_middle_median",), window=2 * BASE.coi_window),
-        lambda cfg, pts: _at_top(
-            pts,
-            "coi_middle_median",
-            in_range,
-            cfg.task.k_star - cfg.coi_window,
-            cfg.task.k_star + cfg.coi_window,
-        ),
-        source="000 §2.1",
-    ),
-    ClaimSpec(  # vacuous as a bound (lab notes)
-        "non-negative",
-        AT + "largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle third "
-        "(the spec's bound {cfg.negative_bound:g} holds on the untrained net too: reported)",
-        None,
-        lambda cfg, pts: _at_top(pts, "negative_mass_middle_max", reported),
-        source="000 Prop 5",
-    ),
-]
-
-PRESETS = {
-    "smoke": {**SMOKE, "model.depth": 6, "leaks": (2.0,)},  # one leak, adaptive steps
-    # The flagship's quick point at its largest L~ = 24, where the bottleneck is clearest.
-    "quick": {**QUICK, "model.depth": 30, "leaks": (24.0,)},  # rho L~ = 0.8
-    "paper": PAPER_TRAINING,  # the paper's sizes and lam, continuation in lam (_common)
-}
+    source="000 §2.1",
+)
+NON_NEGATIVE = ClaimSpec(  # vacuous as a bound (lab notes)
+    "non-negative",
+    AT + "largest negative mass (||A||^2 - ||relu A||^2)/||A||^2 in the middle third "
+    "(the spec's bound {cfg.negative_bound:g} holds on the untrained net too: reported)",
+    None,
+    lambda cfg, pts: _at_top(pts, NEGATIVE_MASS_MIDDLE_MAX, reported),
+    source="000 Prop 5",
+)
 
 EXPERIMENT = Experiment[Config](
     name="leaky-resnet/layer-portrait",
     source="000 Fig 1b-d",
     title="Layer by layer: k* singular values in the bottleneck, flat H, energies over p",
     config=BASE,
-    presets=PRESETS,
+    presets=presets(
+        smoke={"model.depth": 6, "leaks": (2.0,)},  # one leak, adaptive steps
+        # The flagship's quick point at its largest L~ = 24, where the bottleneck is clearest.
+        quick={"model.depth": 30, "leaks": (24.0,)},  # rho L~ = 0.8
+    ),
     grid={"model.leak": "leaks"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=LAYERS.then(portrait, PORTRAIT),
+    claims=[BOTTLENECK_GAP, HAMILTONIAN_FLAT, KINETIC_MIDDLE, COI_BOTTLENECK, NON_NEGATIVE],
     figures=("_leaky_resnet:layer_portrait",),
     doc=__doc__ or "",
 )

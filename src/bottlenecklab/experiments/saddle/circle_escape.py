@@ -43,7 +43,7 @@ from bottlenecklab.experiments._spec import (
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
-from bottlenecklab.measure import adjacent_z, clopper_pearson, logistic_slope_z
+from bottlenecklab.measure import adjacent_z, clopper_pearson, logistic_slope_z, matrix_spectra
 from bottlenecklab.theory import (
     circle_inputs,
     circle_rank2_weights,
@@ -142,11 +142,7 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
     angles = torch.linspace(0, 2 * math.pi, cfg.eq6_points, dtype=torch.float64)
     curve, direct = circle_width1_speed(angles), circle_width1_loss(angles).abs()
     quarter = torch.arange(8, dtype=torch.float64) * math.pi / 4
-    spectra = [
-        {"layer": l, "matrix": "W", "index": k, "value": float(v)}
-        for l, W in enumerate(best_weights, start=1)
-        for k, v in enumerate(torch.linalg.svdvals(W), start=1)
-    ]
+    spectra = matrix_spectra(best_weights)
     scalars.update(
         {
             "width1_grid": s_grid,
