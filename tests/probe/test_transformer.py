@@ -84,8 +84,10 @@ def test_encoder_layers_attention_mlp_and_stream():
     want = measure.representation_quantities(stream)["stable_rank_centered"]
     got = table.set_index("name").loc["enc.layers.0", "stable_rank_centered"]
     assert abs(got - want) <= 1e3 * torch.finfo(torch.float64).eps * want
-    # post-norm: LayerNorm centres every token, the stream has rank 31 of 32
-    assert s["bottleneck_rank"] == 31 and "residual stream" in s["verdicts"]["bottleneck"]
+    # post-norm: LayerNorm centres every token, the stream has rank 31 of 32: above the
+    # output's 5, so no bottleneck (and none set)
+    assert s["min_hidden_rank"] == 31 and "residual stream" in s["verdicts"]["bottleneck"]
+    assert s["bottleneck_rank"] is None and s["verdicts"]["bottleneck"].startswith("no bottleneck")
     assert "tokens as samples" in s["bottleneck_over"]
 
 

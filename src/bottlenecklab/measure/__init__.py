@@ -140,10 +140,12 @@ from bottlenecklab.measure.ntk import (
 # Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
     CENTRED_REL,
+    CUTOFF,
     GAP,
     RANK_FLOOR,
     RANK_RELS,
     RANK_RULE,
+    RANK_RULE_EXACT,
     RankReading,
     RankRule,
     affine_profile,
@@ -340,10 +342,12 @@ __all__ = [  # noqa: RUF022
     "ntk_trace_terms",
     # measure.rank
     "CENTRED_REL",
+    "CUTOFF",
     "GAP",
     "RANK_FLOOR",
     "RANK_RELS",
     "RANK_RULE",
+    "RANK_RULE_EXACT",
     "RankReading",
     "RankRule",
     "affine_profile",
