@@ -728,9 +728,8 @@ class BottleneckProbe:
                     for _, r in table[table["name"] == n].iterrows()
                 )
                 verdict += (
-                    f"; uncertain: no gap of {self.rank_rule.gap:g} around the cutoff at "
-                    f"{', '.join(unclear)} (the count depends on the cutoff; at 1e-1, 1e-2, "
-                    f"1e-3 s_1: {counts})"
+                    f"; uncertain: no gap of {self.rank_rule.gap:g} around the cutoff (the "
+                    f"count depends on it; counts at 1e-1, 1e-2, 1e-3 s_1 at {counts})"
                 )
         elif found:
             table["bottleneck"] = at_min
