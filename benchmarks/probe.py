@@ -1,11 +1,15 @@
 """The bottleneck probe at scale (spec `probe.md`, "Scale"), each case in a fresh process:
 
-- a 20-layer, width-512 ReLU MLP on `N = 10 000` points (`d_in = 64`, `d_out = 10`),
-  `BottleneckProbe(...).summary()` (table, Jacobian and NTK on 256 points) on 2 threads:
-  time (target <= 60 s) and peak resident memory of the process (target <= 2 GiB);
+- a 20-layer, width-512 ReLU MLP (`d_in = 64`, `d_out = 10`) through the CLI's code path
+  (`bottlenecklab analyze` on a `torch.export` archive and an `.npz`: table, summary,
+  figures, report) at `N = 10 000` and `N = 100 000` points on 2 threads: time (target at
+  `N = 1e5`: <= 3 min) and peak resident memory of the process (target <= 2 GiB), with the
+  split between the forward passes and the per-layer spectra;
 - the probe's per-layer table of a paper-size leaky ResNet (`N = 1000`, `w = 200`,
   `L = 50`) against the specialised `measure.leaky_resnet_layers` on the same network and
   data, one thread, best of 2 each: the time ratio (target <= 1.2x).
+
+`python -m benchmarks probe [scale|overhead|both]`.
 """
 
 from __future__ import annotations
@@ -14,14 +18,19 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
 from benchmarks._common import load
 
-SCALE = {"layers": 20, "width": 512, "n": 10_000, "d_in": 64, "d_out": 10, "threads": 2}
+SCALE = {"layers": 20, "width": 512, "d_in": 64, "d_out": 10, "threads": 2}
+SIZES = (10_000, 100_000)
+TARGET_S = {10_000: 60.0, 100_000: 180.0}
 PAPER = {"n": 1000, "width": 200, "depth": 50, "leak": 5.0, "d": 20, "lam": 0.002}
 
 
@@ -29,26 +38,58 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "NOT MET"
 
 
-def _scale_child() -> None:
-    from bottlenecklab.probe import BottleneckProbe
-
-    torch.set_num_threads(SCALE["threads"])
+def _mlp() -> nn.Sequential:
     torch.manual_seed(0)
     w = SCALE["width"]
     mods: list[nn.Module] = [nn.Linear(SCALE["d_in"], w), nn.ReLU()]
     for _ in range(SCALE["layers"] - 2):
         mods += [nn.Linear(w, w), nn.ReLU()]
-    net = nn.Sequential(*mods, nn.Linear(w, SCALE["d_out"]))
-    X = torch.randn(SCALE["n"], SCALE["d_in"])
-    t0 = time.perf_counter()
-    summary = BottleneckProbe(net, X, progress=False).summary()
-    seconds = time.perf_counter() - t0
+    return nn.Sequential(*mods, nn.Linear(w, SCALE["d_out"]))
+
+
+def _scale_child(n: str) -> None:
+    """`bottlenecklab analyze MODEL.pt2 DATA.npz` on `n` points, timed in this process."""
+    from bottlenecklab.cli import main as cli
+    from bottlenecklab.measure import _representation
+
+    torch.set_num_threads(SCALE["threads"])
+    n_rows = int(n)
+    spectra = {"s": 0.0}  # time in the per-layer quantities (spectra, costs of identity)
+    quantities = _representation.RepresentationAccumulator.quantities
+
+    def timed_quantities(self, **kw):
+        t = time.perf_counter()
+        out = quantities(self, **kw)
+        spectra["s"] += time.perf_counter() - t
+        return out
+
+    _representation.RepresentationAccumulator.quantities = timed_quantities
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        batch = {"input": {0: torch.export.Dim.DYNAMIC}}
+        ep = torch.export.export(_mlp(), (torch.randn(4, SCALE["d_in"]),), dynamic_shapes=batch)
+        torch.export.save(ep, folder / "mlp.pt2")
+        X = np.random.default_rng(0).standard_normal((n_rows, SCALE["d_in"]))
+        np.savez(folder / "data.npz", X=X.astype(np.float32))
+        t0 = time.perf_counter()
+        rc = cli(
+            ["analyze", str(folder / "mlp.pt2"), str(folder / "data.npz")]
+            + ["--out", str(folder / "out"), "--quiet"]
+        )
+        seconds = time.perf_counter() - t0
+        summary = json.loads((folder / "out" / "summary.json").read_text())
     use = resource.getrusage(resource.RUSAGE_SELF)
-    peak = use.ru_maxrss / 2**20  # KiB -> GiB
-    cpu = use.ru_utime + use.ru_stime  # the whole process, set-up included
     print(
         json.dumps(
-            {"seconds": seconds, "cpu_s": cpu, "peak_gib": peak, "rank": summary["bottleneck_rank"]}
+            {
+                "rc": rc,
+                "seconds": seconds,
+                "spectra_s": spectra["s"],
+                "cpu_s": use.ru_utime + use.ru_stime,  # the whole process, set-up included
+                "peak_gib": use.ru_maxrss / 2**20,  # KiB -> GiB
+                "min_rank": summary["min_hidden_rank"],
+                "verdict": summary["verdicts"]["bottleneck"].split(":")[0],
+            }
         )
     )
 
@@ -78,9 +119,10 @@ def _overhead_child() -> None:
     print(json.dumps({"table_s": table, "probe_s": probe}))
 
 
-def _child(name: str) -> dict:
+def _child(name: str, *args: str) -> dict:
+    call = f"{name}({', '.join(repr(a) for a in args)})"
     out = subprocess.run(
-        [sys.executable, "-c", f"from benchmarks.probe import {name}; {name}()"],
+        [sys.executable, "-c", f"from benchmarks.probe import {name}; {call}"],
         capture_output=True,
         text=True,
         check=True,
@@ -98,17 +140,21 @@ def main(which: str = "both") -> None:
 
 
 def _scale() -> None:
-    s = _child("_scale_child")
-    print(
-        f"  scale: {SCALE['layers']} layers x width {SCALE['width']}, N = {SCALE['n']}, "
-        f"{SCALE['threads']} threads: {s['seconds']:.1f} s (target <= 60 s: "
-        f"{_verdict(s['seconds'] <= 60)}), peak RSS {s['peak_gib']:.2f} GiB (target <= 2 GiB: "
-        f"{_verdict(s['peak_gib'] <= 2)}); bottleneck rank of the random net {s['rank']}"
-    )
-    print(
-        f"    process CPU time {s['cpu_s']:.1f} s = {s['cpu_s'] / SCALE['threads']:.1f} s on "
-        f"{SCALE['threads']} cores (the wall time of an unshared machine, at best)"
-    )
+    for n in SIZES:
+        s = _child("_scale_child", str(n))
+        target = TARGET_S[n]
+        print(
+            f"  analyze (CLI path): {SCALE['layers']} layers x width {SCALE['width']}, "
+            f"N = {n}, {SCALE['threads']} threads: {s['seconds']:.1f} s (target <= "
+            f"{target:.0f} s: {_verdict(s['seconds'] <= target)}), of which per-layer spectra "
+            f"{s['spectra_s']:.1f} s; peak RSS {s['peak_gib']:.2f} GiB (target <= 2 GiB: "
+            f"{_verdict(s['peak_gib'] <= 2)}); {s['verdict']} (smallest hidden rank "
+            f"{s['min_rank']})"
+        )
+        print(
+            f"    process CPU time {s['cpu_s']:.1f} s = {s['cpu_s'] / SCALE['threads']:.1f} s "
+            f"on {SCALE['threads']} cores (the wall time of an unshared machine, at best)"
+        )
 
 
 def _overhead() -> None:

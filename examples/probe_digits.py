@@ -2,12 +2,13 @@
 
     cd examples && python probe_digits.py          # ~1 minute on 2 CPU cores
 
-Trains a 6-layer `nn.Sequential` (width 64) on sklearn's 8x8 digits with full-batch Adam on
+Trains a 6-layer `nn.Sequential` (width 32) on sklearn's 8x8 digits with full-batch Adam on
 `(1/N)||Y - f(X)||^2 + lam ||theta||^2` (weight decay written out, biases included), saves
 the weights (`runs/probe-digits/digits_mlp.pt`) and the data (`digits.npz`), and runs
 `bottlenecklab analyze probe_digits:make_model --weights ... digits.npz --lam ...`: the
 table, summary, figures and `report.html` land in `runs/probe-digits/analysis/`.
-Expected: a bottleneck of rank 3-4 in the middle layers (numbers in docs/analyse.md).
+Expected: a bottleneck in the middle layers, below the output's 10 directions at the rank
+rule's one cutoff (numbers in docs/analyse.md).
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ import torch
 from sklearn.datasets import load_digits
 from torch import nn
 
-LAM = 2e-3  # weight decay lambda
+LAM = 3e-3  # weight decay lambda
 STEPS = 1500
 DEPTH = 6  # Linear layers
 OUT = Path("runs/probe-digits")
 
 
 def make_model() -> nn.Sequential:
-    """The factory `bottlenecklab analyze` calls (no arguments): 64 -> 5 x 64 -> 10."""
-    width, layers = 64, [nn.Linear(64, 64), nn.ReLU()]
+    """The factory `bottlenecklab analyze` calls (no arguments): 64 -> 5 x 32 -> 10."""
+    width, layers = 32, [nn.Linear(64, 32), nn.ReLU()]
     for _ in range(DEPTH - 2):
         layers += [nn.Linear(width, width), nn.ReLU()]
     return nn.Sequential(*layers, nn.Linear(width, 10))

@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--weights", type=Path, help="weights of pkg.module:factory (.safetensors/.pt)")
     an.add_argument("--layers", default="auto", metavar="GLOB", help="layer names (default: all)")
     an.add_argument("--lam", type=float, help="weight decay lambda (with Y: the regularized loss)")
+    an.add_argument(
+        "--cost",
+        default="mse",
+        metavar="COST",
+        help="training cost of the loss and certificate: mse | cross_entropy (Y: one-hot "
+        "rows or class labels [N]; default mse)",
+    )
     an.add_argument("--out", type=Path, help="output folder (default runs/analyze/<timestamp>)")
     an.add_argument("--device", default="cpu", help="cpu | cuda | auto (default cpu)")
     an.add_argument(
@@ -467,6 +474,8 @@ def _analyze(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
+            if args.cost not in ("mse", "cross_entropy"):
+                raise BadInput(f"analyze: --cost must be mse or cross_entropy, got {args.cost!r}")
             model = load_model(args.model, args.weights)
             X, Y = load_data(args.data)
             if args.lam is not None and Y is None:
@@ -476,6 +485,7 @@ def _analyze(args) -> int:
                 X,
                 Y,
                 args.lam,
+                args.cost,
                 layers=args.layers,
                 device=args.device,
                 progress=False if args.quiet else None,

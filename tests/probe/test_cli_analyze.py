@@ -78,7 +78,7 @@ def test_analyze_writes_table_summary_figures_report(user, capsys, model):
     out = user / "out"
     table = pd.read_parquet(out / "layers.parquet")
     summary = json.loads((out / "summary.json").read_text())
-    assert len(table) >= 3 and summary["bottleneck_rank"] >= 1
+    assert len(table) >= 3 and summary["min_hidden_rank"] >= 1
     assert summary["loss"]["grad_norm"] >= 0
     cert = summary["certificate"]  # Y and lam given: the convergence certificate
     assert cert["stationarity"] <= cert["smooth_stationarity"] and cert["threshold"] > 0
@@ -126,6 +126,8 @@ BAD = [
     (["m.pt2", "d.npz", "--device", "tpu"], "device must be cpu, cuda"),
     (["m.pt2", "wrongy.npz", "--lam", "0.1"], "Y has 4 columns but the model's output has 3"),
     (["user_nets:make_mlp", "d.npz", "--weights", "w.safetensors"], "optional dependency"),
+    (["m.pt2", "d.npz", "--cost", "hinge"], "--cost must be mse or cross_entropy"),
+    (["m.pt2", "labels.npz", "--lam", "0.1", "--cost", "cross_entropy"], "class labels Y"),
 ]
 
 
@@ -140,6 +142,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(user, capsys, monkeypatch,
     np.save(user / "wide.npy", np.ones((6, 7)))
     np.save(user / "x.npy", np.ones((6, 5)))
     np.savez(user / "wrongy.npz", X=np.ones((6, 5)), Y=np.ones((6, 4)))
+    np.savez(user / "labels.npz", X=np.ones((6, 5)), Y=np.array([0, 1, 2, 3, 0, 1]))
     (user / "w.safetensors").write_bytes(b"{}")
     monkeypatch.setitem(sys.modules, "safetensors", None)  # not installed: one line
     monkeypatch.setitem(sys.modules, "safetensors.torch", None)
@@ -181,3 +184,71 @@ def test_any_garbage_data_file_is_one_line(tmp_path_factory, blob, suffix):
     if rc != 0:
         assert rc == 2 and err.getvalue().strip().count("\n") == 0, err.getvalue()
         assert not (folder / "out").exists()
+
+
+def test_cross_entropy_with_class_labels(user, capsys):
+    """Issue 43: the CLI had no --cost (a classifier got an MSE loss and certificate), and
+    class labels [N] with cross_entropy crashed the summary."""
+    X = np.random.default_rng(0).standard_normal((40, 5))
+    np.savez(user / "cls.npz", X=X, Y=np.arange(40) % 3)
+    argv = ["m.pt2", "cls.npz", "--lam", "0.01", "--out", "out"]
+    rc, err = _run(capsys, *argv, "--cost", "cross_entropy")
+    assert rc == 0, err
+    summary = json.loads((user / "out" / "summary.json").read_text())
+    net = user_net(user)
+    logits = net(torch.from_numpy(X).float()).double()
+    want = nn.functional.cross_entropy(logits, torch.arange(40) % 3).item()
+    assert summary["loss"]["cost"] == pytest.approx(want, rel=1e-5)
+
+
+def user_net(user) -> nn.Module:
+    net = nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU(), nn.Linear(12, 3))
+    net.load_state_dict(torch.load(user / "w.pt", weights_only=True))
+    return net.eval()
+
+
+class _Block(nn.Module):
+    def __init__(self, w: int) -> None:
+        super().__init__()
+        self.lin, self.relu = nn.Linear(w, w), nn.ReLU()
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        out = self.relu(self.lin(h))
+        out += h  # an in-place residual join: aten.add_ in the archive
+        return out
+
+
+def _residual_bn() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Linear(5, 8), nn.BatchNorm1d(8), nn.ReLU(), _Block(8), nn.ReLU(), nn.Linear(8, 3)
+    )
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_archive_and_module_give_the_same_rows(tmp_path, mode):
+    """Issue 43: the archive lost the in-place residual join (`aten.add_`), always reported
+    train mode, and an archive exported in train mode ran on batch statistics."""
+    from bottlenecklab.probe import BottleneckProbe, load_model
+
+    net = _residual_bn()
+    with torch.no_grad():  # running statistics unlike the batch's
+        net[1].running_mean.fill_(3.0)
+        net[1].running_var.fill_(0.25)
+    getattr(net, mode)()
+    batch = {"input": {0: torch.export.Dim.DYNAMIC}}
+    torch.export.save(
+        torch.export.export(net, (torch.randn(4, 5),), dynamic_shapes=batch), tmp_path / "m.pt2"
+    )
+    archive = load_model(str(tmp_path / "m.pt2"))
+    X = torch.randn(64, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    a = BottleneckProbe(archive, X)
+    b = BottleneckProbe(net, X)
+    ta, tb = a.analyze(), b.analyze()
+    assert list(ta["kind"]) == list(tb["kind"]) and "block" in set(ta["kind"])
+    assert len(ta) == len(tb) == 6  # input, 2, 3.relu, 3 (the join), 4, output
+    for col in ("rank_centered", "rank_exact"):
+        assert list(ta[col]) == list(tb[col])
+    for sa, sb in zip(ta["top_sv_centered"], tb["top_sv_centered"]):
+        np.testing.assert_allclose(sa, sb, rtol=1e-9, atol=1e-12 * max(sb, default=1.0))
+    assert f"an exported graph in {mode} mode" in a.mode

@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch import nn
 
+from bottlenecklab import measure
 from bottlenecklab.probe import BottleneckProbe, ProbeError
 
 GEN = torch.Generator().manual_seed(0)
@@ -140,3 +141,113 @@ def test_fixed_batch_export_is_run_in_batches_of_its_size():
     f32 = 64 * torch.finfo(torch.float32).eps  # chunked vs whole-batch float32 sums
     assert s["loss"]["cost"] == pytest.approx(dynamic.summary()["loss"]["cost"], rel=f32)
     assert s["jacobian_rank"] == dynamic.summary()["jacobian_rank"]
+
+
+# --- models the probe refused or misread (issue 43) ---------------------------------------
+
+
+def test_integer_inputs_pass_unchanged():
+    """Token ids were cast to float64: every model starting with nn.Embedding failed."""
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Embedding(50, 16), nn.Flatten(), nn.Linear(160, 32), nn.ReLU(), nn.Linear(32, 2)
+    )
+    ids = torch.randint(0, 50, (100, 10), generator=torch.Generator().manual_seed(0))
+    probe = BottleneckProbe(net, ids)
+    table, summary = probe.analyze(), probe.summary()
+    assert table["name"].tolist() == ["input", "3", "output"]
+    with torch.no_grad():
+        hidden = net[:4].double()(ids)
+    want = torch.linalg.svdvals(hidden - hidden.mean(0))[:10]
+    torch.testing.assert_close(
+        torch.tensor(table.loc[1, "top_sv_centered"], dtype=torch.float64), want
+    )
+    assert summary["jacobian_rank"] is None and "integers" in summary["jacobian_undefined"]
+
+
+def test_class_labels_with_cross_entropy():
+    """`[N]` labels with cost="cross_entropy" were accepted, then summary() crashed."""
+    labels = torch.arange(60) % 3
+    probe = BottleneckProbe(_mlp(), X, labels, lam=1e-3, cost="cross_entropy")
+    s = probe.summary()
+    want = nn.functional.cross_entropy(_mlp()(X), labels).item()
+    assert s["loss"]["cost"] == pytest.approx(want, rel=1e-12)
+    assert s["certificate"] is not None
+    with pytest.raises(ProbeError, match="class labels"):
+        BottleneckProbe(_mlp(), X, labels + 2, lam=1e-3, cost="cross_entropy").summary()
+
+
+class SmallResNet(nn.Module):
+    """Conv stem, one residual block, global average pooling, a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU())
+        self.conv = nn.Conv2d(8, 8, 3, padding=1)
+        self.relu = nn.ReLU()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.relu(self.conv(h) + h)
+        return self.fc(torch.flatten(self.avgpool(h), 1))
+
+
+@pytest.mark.parametrize("method", ["fx", "hooks"])
+def test_pooled_features_are_a_layer(method):
+    """A CNN's pooled features had no row and `layers="avgpool"` was refused."""
+    net = SmallResNet().double()
+    images = torch.rand(
+        40, 1, 6, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+    )
+    table = BottleneckProbe(net, images, capture_method=method).analyze()
+    pooled = table.set_index("name").loc["avgpool"]
+    assert pooled["kind"] == "pool" and pooled["width"] == 8
+    with torch.no_grad():
+        want = net.avgpool(net.relu(net.conv(net.stem(images)) + net.stem(images))).flatten(1)
+    s = torch.linalg.svdvals(want - want.mean(0))
+    assert pooled["rank_centered"] == int((s > measure.RANK_RULE.cutoff * s[0]).sum())
+    assert pooled["top_sv_centered"] == pytest.approx(s.tolist(), rel=1e-12)
+    only = BottleneckProbe(net, images, layers="avgpool", capture_method=method).analyze()
+    assert only["name"].tolist() == ["input", "avgpool"]
+    named = BottleneckProbe(net, images, layers=["stem.0"], capture_method=method).analyze()
+    assert named["name"].tolist() == ["input", "stem.0"] and named.loc[1, "kind"] == "module"
+
+
+class Tokens(nn.Module):
+    """Token ids `[N, T]` -> embedding -> one encoder layer (which takes a padding mask)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(20, 16)
+        layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, ids, src_key_padding_mask=None):
+        h = self.enc(self.embed(ids), src_key_padding_mask=src_key_padding_mask)
+        return self.head(h[:, 0])
+
+
+def test_padded_tokens_are_dropped_and_the_mask_reaches_the_model():
+    """Padded tokens were read as samples and the mask was ignored."""
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(1, 20, (12, 7), generator=gen)
+    lengths = torch.randint(3, 8, (12,), generator=gen)
+    pad = torch.arange(7)[None, :] >= lengths[:, None]  # True at padded positions
+    ids[pad] = 0
+    net = Tokens().double().eval()
+    probe = BottleneckProbe(net, ids, padding_mask=pad, jacobian_points=4)
+    table, summary = probe.analyze(), probe.summary()
+    block = table.set_index("name").loc["enc.layers.0"]
+    assert block["n_samples"] == int((~pad).sum()) and block["read_as"] == "tokens"
+    with torch.no_grad():  # the stream after the block, with the mask, padded rows dropped
+        stream = net.enc.layers[0](net.embed(ids), src_key_padding_mask=pad)[~pad]
+    want = torch.linalg.svdvals(stream - stream.mean(0))[:10]
+    torch.testing.assert_close(torch.tensor(block["top_sv_centered"], dtype=torch.float64), want)
+    assert f"{int(pad.sum())} padded tokens" in summary["padding"]
+    with pytest.raises(ProbeError, match="padding_mask"):
+        BottleneckProbe(net, ids, padding_mask=pad[:, :3])

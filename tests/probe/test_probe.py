@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch import nn
 
+from bottlenecklab import measure
 from bottlenecklab.probe import (
     BottleneckProbe,
     CaptureError,
@@ -204,7 +205,7 @@ def test_merge_neurons_gives_a_smaller_equivalent_sequential():
     merged, counts = merge_neurons(net, X)
     assert counts[0] <= 3 and isinstance(merged, nn.Sequential)
     torch.testing.assert_close(merged(X), net(X), rtol=0, atol=1e3 * EPS)
-    assert bottleneck_rank(net, X) >= 1
+    assert BottleneckProbe(net, X).summary()["min_hidden_rank"] >= 1
     assert ntk_trace(net, X).shape == (50,)
 
 
@@ -220,3 +221,79 @@ def test_cuda_equals_cpu():
         rtol=1e4 * EPS,
         atol=0.0,
     )
+
+
+# --- the rank rule across layers (issue 43) ---------------------------------------------
+
+
+def planted_then_random(k: int, after: int, seed: int) -> nn.Sequential:
+    """An MLP `16 -> 32` whose second layer `2` is an exact rank-`k` map with non-negative,
+    non-orthogonal factors (its ReLU `3` is the identity on its non-negative input: exactly
+    rank `k`), followed by `after` random `ReLU(Linear(32, 32))` layers and a `Linear(32,
+    32)` output."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    mid = nn.Linear(32, 32, bias=False, dtype=torch.float64)
+    with torch.no_grad():
+        U = torch.rand(32, k, generator=gen, dtype=torch.float64)
+        V = torch.rand(k, 32, generator=gen, dtype=torch.float64)
+        mid.weight.copy_(U @ V)
+    mods: list[nn.Module] = [nn.Linear(16, 32), nn.ReLU(), mid, nn.ReLU()]
+    for _ in range(after):
+        mods += [nn.Linear(32, 32), nn.ReLU()]
+    return nn.Sequential(*mods, nn.Linear(32, 32)).double()
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("after", [1, 2, 3])
+@pytest.mark.parametrize("k", [2, 3, 4, 5])
+def test_planted_layer_is_the_bottleneck_at_one_cutoff(k, after, seed):
+    """Issue 43: the former rule took each layer's largest gap and read a random ReLU layer
+    after a planted rank-3 layer as rank 1 (11 of 24 initialisations). At one cutoff the
+    planted layer is a bottleneck layer at its rank, clearly, and no layer after it reads
+    less (a random layer after it may read `k` too: then both are bottleneck layers)."""
+    X = torch.randn(400, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    table = BottleneckProbe(planted_then_random(k, after, seed), X).analyze()
+    rows = table.set_index("name")
+    assert rows.loc["3", "rank_centered"] == k and rows.loc["3", "rank_clear"]
+    assert rows.loc["3", "bottleneck"]
+    hidden = table[table["kind"] == "activation"]
+    assert int(hidden["rank_centered"].min()) == k
+    assert table.attrs["rank_cutoff"] == measure.RANK_RULE.cutoff
+
+
+def test_no_clear_gap_makes_the_verdict_uncertain():
+    """A middle layer whose spectrum decays geometrically by 2.5 per value across the
+    cutoff: its count is read, and the verdict says it is uncertain, with the counts at
+    1e-1, 1e-2 and 1e-3."""
+    gen = torch.Generator().manual_seed(0)
+    Q1, _ = torch.linalg.qr(torch.randn(32, 16, generator=gen, dtype=torch.float64))
+    Q2, _ = torch.linalg.qr(torch.randn(16, 16, generator=gen, dtype=torch.float64))
+    mid = nn.Linear(16, 32, bias=False, dtype=torch.float64)
+    with torch.no_grad():
+        mid.weight.copy_(Q1 @ torch.diag(2.5 ** -torch.arange(16.0, dtype=torch.float64)) @ Q2)
+    net = nn.Sequential(mid, nn.Identity(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32))
+    X = torch.randn(2000, 16, dtype=torch.float64, generator=gen)
+    probe = BottleneckProbe(net.double(), X)
+    table, summary = probe.analyze(), probe.summary()
+    row = table.set_index("name").loc["1"]
+    assert not row["rank_clear"] and row["bottleneck"]
+    assert summary["bottleneck_clear"] is False
+    verdict = summary["verdicts"]["bottleneck"]
+    assert verdict.startswith("bottleneck: rank") and "uncertain" in verdict
+    assert f"{row['rank_at_1e-1']}, {row['rank_at_1e-2']}, {row['rank_at_1e-3']}" in verdict
+
+
+def test_no_bottleneck_sets_no_bottleneck():
+    """Issue 43: a "no bottleneck" verdict set `bottleneck_rank`, `bottleneck_layers` and
+    marked a row; the smallest hidden rank is reported as such."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 8)).double()
+    X = torch.randn(300, 8, dtype=torch.float64)
+    probe = BottleneckProbe(net, X)
+    table, summary = probe.analyze(), probe.summary()
+    assert summary["verdicts"]["bottleneck"].startswith("no bottleneck")
+    assert summary["bottleneck_rank"] is None and summary["bottleneck_layers"] == []
+    assert not table["bottleneck"].any()
+    assert summary["min_hidden_rank"] == 4 and summary["min_rank_layers"] == ["1"]
+    assert bottleneck_rank(net, X) is None

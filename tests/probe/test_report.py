@@ -54,4 +54,4 @@ def test_spectra_draw_the_rank_cut(monkeypatch, tmp_path):
     below = [k for k, sv in zip(table["rank_centered"], table["top_sv_centered"]) if k < len(sv)]
     assert below and all(k + 0.5 in cuts for k in below)
     levels = {float(line.get_ydata()[0]) for line in ax.get_lines() if line.get_linestyle() == "--"}
-    assert table.attrs["rank_rule_search"] in levels
+    assert table.attrs["rank_cutoff"] in levels

@@ -1,33 +1,34 @@
-"""The numerical rank of a representation: a gap in its spectrum above a noise floor.
+"""The rank of a matrix read off its singular values: one `RankRule` type, three kinds.
 
-`RankRule` reads a rank off singular values `s_1 >= s_2 >= ...` of a matrix `[n, w]` in
-two steps.
+Every rank-valued quantity names the rule it was read with (spec README, "Rank rules"):
 
-1. **Noise floor** `f = s_1 eps (sqrt(n) + sqrt(w))`: the operator norm of an `[n, w]`
-   round-off matrix whose entries are `eps` relative to the matrix's (the
-   Marchenko-Pastur edge), with `eps` the machine epsilon of the precision the matrix was
-   computed in (a float32 network's representation is known to float32's `eps` even when
-   analysed in float64). numpy's `matrix_rank` uses the worst-case `s_1 max(n, w) eps`,
-   which for a float16 or bfloat16 network on a thousand points exceeds `s_1`. A spectrum
-   read from second moments (`s_i = sqrt(lambda_i)` of a Gram matrix) is known only to
-   `s_1 sqrt(eps64 (sqrt(n) + sqrt(w)))`; that is its floor. Singular values at or below
-   `f` are zero (`numerical`).
-2. **Gap.** Among the `k` with `s_k > max(search s_1, f)` (`search`: the spec's relative
-   cut-off `1e-3`, `RANK_REL`), the rank is the `k` of the largest ratio `s_k /
-   max(s_{k+1}, f)` (the drop into the floor counts: that is an exact rank), if that ratio
-   is at least `gap` (`GAP = 3`, the library's "stands out"). Without such a gap (a
-   spectrum decaying smoothly) the rank is the number of `s_k` in the window.
+- **relative** (`RankRule.relative(c)`, the library's default `RANK_RULE`): the number of
+  singular values `s_k > c s_1`, with one stated `c` for every layer compared. A bottleneck
+  compares layers at one scale; a gap in the spectrum says how robust a count is, it does
+  not choose another count per layer.
+- **paper** (`RankRule.paper(cutoff, source)`): a cutoff a source document states for that
+  quantity, cited; relative to `s_1` or absolute (paper 001, Fig 1: `s_k > 0.1`).
+- **exact** (`RankRule.exact()`): round-off only, `s_k > f` with the noise floor
+  `f = s_1 eps (sqrt(n) + sqrt(w))` of an `[n, w]` matrix (for theory identities and
+  planted constructions).
 
-An exactly rank-`k` matrix whose centred singular values span a condition number `s_1 /
-s_k` up to `1 / search = 1000` reads `k`: its drop into the floor (`s_k / f`, about `1e9`
-in float64 and `1e3` in float32 on a few hundred points) is larger than any ratio inside
-its spectrum, whatever its factors. A trained network's representation, with a few dominant
-directions and a tail decaying slowly below `search s_1` (dead units included), reads the
-dominant count: the tail below the window is not searched. A relative cut alone does
-neither: `s_i > 0.1 s_1` reads the exactly rank-3 spectrum `7.26, 0.42, 0.16, 0, ...` as
-rank 1, and `s_i > 1e-3 s_1` reads a trained tail as rank 20-30 of 32. Limits: an exact
-rank whose spectrum spans more than `1 / search` reads as the largest gap above `search
-s_1`; a random layer whose top value stands 3x above the rest reads rank 1.
+The floor is the operator norm of an `[n, w]` round-off matrix whose entries are `eps`
+relative to the matrix's (the Marchenko-Pastur edge), `eps` the machine epsilon of the
+precision the matrix was computed in (a float32 network's representation is known to
+float32's `eps` even when analysed in float64). A spectrum read from second moments
+(`s_i = sqrt(lambda_i)` of a Gram matrix) is known only to `s_1 sqrt(eps64 (sqrt(n) +
+sqrt(w)))`: that is its floor. Every rule counts only values above the floor.
+
+Each reading says how robust its count `k` is: `clear` when the cutoff falls inside a gap
+`s_k / max(s_{k+1}, f) >= gap` (`GAP = 3`, the library's "stands out"; the drop into the
+floor counts), the counts at `RANK_RELS = (1e-1, 1e-2, 1e-3)` `s_1`, and the exact rank.
+
+Why `c = 3e-3` (`CUTOFF`): `tests/probe/test_probe.py` plants an exact rank `k = 2..5`
+(non-negative, non-orthogonal factors) followed by 1-3 random ReLU(Linear) layers, 20
+initialisations each (240 networks). The planted layer's smallest centred value falls to
+`0.02 s_1`, and a random layer's tail (or a linear output map) after it puts the `k`-th value
+near `5e-3 s_1`: the largest cutoffs that read every network right are `4e-3` and below
+(`docs/lab-notes/probe.md` has the counts per cutoff); `3e-3` keeps a margin.
 """
 
 from __future__ import annotations
@@ -37,10 +38,21 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["GAP", "RANK_RELS", "RANK_RULE", "RankReading", "RankRule", "precision_of"]
+__all__ = [
+    "CUTOFF",
+    "GAP",
+    "RANK_RELS",
+    "RANK_RULE",
+    "RANK_RULE_EXACT",
+    "RankReading",
+    "RankRule",
+    "precision_of",
+]
 
 GAP = 3.0  # singular values "stand out" above a gap s_i / s_{i+1} >= 3 (spec leaky-resnets.md)
-RANK_RELS = (1e-1, 1e-2, 1e-3)  # the relative ranks reported beside the rule's
+RANK_RELS = (1e-1, 1e-2, 1e-3)  # the relative counts reported beside the rule's
+CUTOFF = 3e-3  # the library's relative cutoff c (module docstring: how it was chosen)
+KINDS = ("relative", "paper", "exact")
 
 
 @dataclass(frozen=True)
@@ -48,34 +60,76 @@ class RankReading:
     """What `RankRule.read` found.
 
     Attributes:
-        rank: the rule's rank.
-        numerical: singular values above the floor (numpy's `matrix_rank`).
-        gap: the ratio `s_k / max(s_{k+1}, f)` at the rule's `k` (the largest in the search
-            window; below `RankRule.gap` when no gap stands out; `nan` for a zero matrix).
+        rank: the rule's count.
+        exact: singular values above the noise floor (the round-off rank, numpy's
+            `matrix_rank` with the floor of `RankRule.floor`).
+        clear: the cutoff falls inside a gap: `gap >= RankRule.gap`.
+        gap: `s_k / max(s_{k+1}, f)` at the rule's count `k` (`nan` for a zero matrix or
+            `k = 0`).
         floor: `f / s_1` (0 for a zero matrix).
-        stands_out: the largest ratio is at least `RankRule.gap`.
-        at_rel: `{rel: #(s_i > rel s_1)}` for `rel` in `RANK_RELS`.
+        cutoff: the cutoff used, relative to `s_1` (`nan` for a zero matrix).
+        at_rel: `{rel: #(s_i > max(rel s_1, f))}` for `rel` in `RANK_RELS`.
     """
 
     rank: int
-    numerical: int
+    exact: int
+    clear: bool
     gap: float
     floor: float
-    stands_out: bool
+    cutoff: float
     at_rel: dict[float, int]
+
+    @property
+    def numerical(self) -> int:
+        """The round-off rank (`exact`; the name numpy's `matrix_rank` has)."""
+        return self.exact
 
 
 @dataclass(frozen=True)
 class RankRule:
-    """The library's rank of a representation (module docstring).
+    """A rank rule (module docstring). Build one with `relative`, `paper` or `exact`.
 
     Args:
-        gap: the smallest ratio `s_k / s_{k+1}` that makes a gap (`GAP`).
-        search: gaps are searched among `s_k > search s_1` (`RANK_REL`).
+        kind: `relative`, `paper` or `exact`.
+        cutoff: `relative`: `c` (count `s_k > c s_1`); `paper`: the stated cutoff,
+            relative to `s_1` unless `absolute`; `exact`: unused (0).
+        gap: the smallest ratio `s_k / s_{k+1}` around the cutoff that makes a count clear.
+        source: `paper`: the citation ("paper 001, Fig 1").
+        absolute: `paper`: the cutoff is absolute, not relative to `s_1`.
     """
 
+    kind: str = "relative"
+    cutoff: float = CUTOFF
     gap: float = GAP
-    search: float = 1e-3
+    source: str = ""
+    absolute: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"rank rule kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind == "paper" and not self.source:
+            raise ValueError("a 'paper' rank rule cites its source")
+        if self.kind != "exact" and not (self.cutoff > 0 and math.isfinite(self.cutoff)):
+            raise ValueError(f"a rank cutoff must be a positive number, got {self.cutoff!r}")
+        if self.absolute and self.kind != "paper":
+            raise ValueError("only a 'paper' rank rule has an absolute cutoff")
+
+    @classmethod
+    def relative(cls, c: float = CUTOFF, gap: float = GAP) -> RankRule:
+        """Count `s_k > c s_1` (one `c` for every layer compared)."""
+        return cls("relative", c, gap)
+
+    @classmethod
+    def paper(
+        cls, cutoff: float, source: str, absolute: bool = False, gap: float = GAP
+    ) -> RankRule:
+        """Count `s_k > cutoff s_1` (`s_k > cutoff` when `absolute`), as `source` states."""
+        return cls("paper", cutoff, gap, source, absolute)
+
+    @classmethod
+    def exact(cls, gap: float = GAP) -> RankRule:
+        """Count `s_k` above the round-off floor."""
+        return cls("exact", 0.0, gap)
 
     @staticmethod
     def floor(
@@ -88,6 +142,12 @@ class RankRule:
         if moments:
             f = max(f, s1 * math.sqrt(edge * torch.finfo(torch.float64).eps))
         return f
+
+    def threshold(self, s1: float, f: float) -> float:
+        """The absolute value a singular value must exceed to count (never below `f`)."""
+        if self.kind == "exact":
+            return f
+        return max(self.cutoff if self.absolute else self.cutoff * s1, f)
 
     def read(
         self,
@@ -105,36 +165,42 @@ class RankRule:
         """
         s = s.detach().to(torch.float64).cpu()
         if s.numel() == 0 or float(s[0]) <= 0.0:
-            return RankReading(0, 0, math.nan, 0.0, False, {r: 0 for r in RANK_RELS})
+            zeros = {r: 0 for r in RANK_RELS}
+            return RankReading(0, 0, True, math.nan, 0.0, math.nan, zeros)
         s1 = float(s[0])
         f = self.floor(s1, shape, precision, moments)
-        at_rel = {r: int((s > r * s1).sum()) for r in RANK_RELS}
-        numerical = int((s > f).sum())
-        t = torch.cat([s, s.new_zeros(1)]).clamp_min(f)  # below the floor: f
-        ratios = t[:-1] / t[1:]
-        window = s > max(self.search * s1, f)
-        n_window = int(window.sum())
-        if n_window == 0:  # cannot happen for s1 > 0 (s1 > f): kept for safety
-            return RankReading(0, numerical, math.nan, f / s1, False, at_rel)
-        ratios = ratios[:n_window]  # s is descending: the window is a prefix
-        k = int(torch.argmax(ratios))
-        ratio = float(ratios[k])
-        stands_out = ratio >= self.gap
-        rank = k + 1 if stands_out else n_window
-        return RankReading(rank, numerical, ratio, f / s1, stands_out, at_rel)
+        at_rel = {r: int((s > max(r * s1, f)).sum()) for r in RANK_RELS}
+        exact = int((s > f).sum())
+        t = self.threshold(s1, f)
+        k = int((s > t).sum())
+        if k == 0:
+            gap = math.nan
+        else:
+            below = float(s[k]) if k < s.numel() else 0.0
+            gap = float(s[k - 1]) / max(below, f)
+        clear = k == 0 or gap >= self.gap
+        return RankReading(k, exact, clear, gap, f / s1, t / s1, at_rel)
 
     def describe(self) -> str:
         """The rule in one sentence (tables' metadata)."""
-        return (
-            "rank = the k of the largest ratio s_k / max(s_{k+1}, f) among the s_k above max("
-            f"{self.search:g} s_1, f), if that ratio is >= {self.gap:g}, else the number of "
-            "those s_k; the noise floor f = s_1 eps (sqrt(n) + sqrt(w)) with eps of the "
-            "precision the [n, w] matrix was computed in (s_1 sqrt(eps64 (sqrt(n) + "
-            "sqrt(w))) for spectra read from second moments)"
+        floor = (
+            "f = s_1 eps (sqrt(n) + sqrt(w)) with eps of the precision the [n, w] matrix was "
+            "computed in (s_1 sqrt(eps64 (sqrt(n) + sqrt(w))) for spectra read from second "
+            "moments)"
         )
+        clear = f"clear when the cutoff falls inside a gap s_k / max(s_{{k+1}}, f) >= {self.gap:g}"
+        if self.kind == "exact":
+            return f"exact: rank = #(s_k > f), the round-off floor {floor}; {clear}"
+        if self.kind == "relative":
+            cut = f"relative: rank = #(s_k > max({self.cutoff:g} s_1, f))"
+        else:
+            at = f"{self.cutoff:g}" if self.absolute else f"{self.cutoff:g} s_1"
+            cut = f"paper ({self.source}): rank = #(s_k > max({at}, f))"
+        return f"{cut}, one cutoff for every matrix compared; {clear}; the floor {floor}"
 
 
-RANK_RULE = RankRule()  # the library's default
+RANK_RULE = RankRule.relative()  # the library's rule for a representation's rank
+RANK_RULE_EXACT = RankRule.exact()  # round-off only: theory identities, planted ranks
 
 
 def precision_of(*tensors_or_modules: object) -> torch.dtype:

@@ -1,11 +1,11 @@
 """The numerical rank of representations and weights.
 
-`RankRule` reads a rank off a spectrum: a gap above the noise floor of the precision the
-matrix was computed in (`RANK_RULE` is the library's). Built on it or on a relative floor:
-the centred rank of a representation (its affine dimension), the rank of every weight
-matrix and the middle rank of a fully-connected network (paper 001, Fig 1), and the fits of
-`||theta||^2` against depth per middle-rank group (paper 001, §1.1: the slope estimates the
-rank, the intercept the regularity `R1`).
+`RankRule` reads a rank off a spectrum: one stated cutoff (relative, a cited paper's, or
+round-off only) above the noise floor (`RANK_RULE` is the library's). Built on it or on a
+relative floor: the centred rank of a representation (its affine dimension), the rank of
+every weight matrix and the middle rank of a fully-connected network (paper 001, Fig 1),
+and the fits of `||theta||^2` against depth per middle-rank group (paper 001, §1.1: the
+slope estimates the rank, the intercept the regularity `R1`).
 """
 
 from bottlenecklab.measure._layer_ranks import (
@@ -43,9 +43,11 @@ from bottlenecklab.measure._rank_depth import (
     rank_group_fits,
 )
 from bottlenecklab.measure._rank_rule import (
+    CUTOFF,
     GAP,
     RANK_RELS,
     RANK_RULE,
+    RANK_RULE_EXACT,
     RankReading,
     RankRule,
     precision_of,
@@ -60,6 +62,7 @@ __all__ = [
     "COR8_MIDDLE_MEDIAN_INIT",
     "COR8_MIDDLE_MEDIAN_RANDOM",
     "COR8_RANDOM_BELOW",
+    "CUTOFF",
     "DEPTH",
     "GAP",
     "MIDDLE_AFFINE_RANK",
@@ -69,6 +72,7 @@ __all__ = [
     "RANK_FLOOR",
     "RANK_RELS",
     "RANK_RULE",
+    "RANK_RULE_EXACT",
     "RankReading",
     "RankRule",
     "affine_profile",

@@ -36,7 +36,8 @@ class WeightRef:
 @dataclass
 class Layer:
     """One captured layer: `name` (module path), `kind` (`activation`, `block` for a
-    residual join, `output`, or `representation` for an adapter), `op` (the module or
+    residual join, `pool` for a global pooling, `module` for a module named by the user,
+    `output`, or `representation` for an adapter), `op` (the module or
     function), whether `op` is positively homogeneous, and the weight feeding it."""
 
     name: str

@@ -19,7 +19,15 @@ from torch.utils.hooks import RemovableHandle
 from bottlenecklab.probe._adapters import adapter_for
 from bottlenecklab.probe._base import Capture, CaptureError, Layer, WeightRef
 
-__all__ = ["ACTIVATIONS", "HOMOGENEOUS", "capture", "is_transformer", "sequential_chain"]
+__all__ = [
+    "ACTIVATIONS",
+    "HOMOGENEOUS",
+    "capture",
+    "graph_mode",
+    "is_transformer",
+    "sequential_chain",
+    "to_eval",
+]
 
 # Modules whose output is a layer (the spec: activations, Identity as a marker).
 ACTIVATIONS: tuple[type[nn.Module], ...] = (
@@ -57,7 +65,14 @@ _ACT_FUNCTIONS: dict[object, tuple[str, bool]] = {
     torch.ops.aten.silu.default: ("silu", False),
 }
 _ACT_METHODS = {"relu": True, "relu_": True, "tanh": False, "sigmoid": False}
-_ADDS = {operator.add, operator.iadd, torch.add, torch.ops.aten.add.Tensor}
+# residual joins, in-place ones included (`out += h` exports as `aten.add_`)
+_ADDS = {
+    operator.add,
+    operator.iadd,
+    torch.add,
+    torch.ops.aten.add.Tensor,
+    torch.ops.aten.add_.Tensor,
+}
 WEIGHT_MODULES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _WEIGHT_FUNCTIONS = {
     nn.functional.linear,
@@ -69,6 +84,25 @@ _WEIGHT_FUNCTIONS = {
     torch.ops.aten.conv2d.default,
     torch.ops.aten.convolution.default,
 }
+# Global pooling: its output (a CNN's pooled features) is a layer by default.
+POOLS: tuple[type[nn.Module], ...] = (
+    nn.AdaptiveAvgPool1d,
+    nn.AdaptiveAvgPool2d,
+    nn.AdaptiveAvgPool3d,
+    nn.AdaptiveMaxPool1d,
+    nn.AdaptiveMaxPool2d,
+    nn.AdaptiveMaxPool3d,
+)
+_POOL_FUNCTIONS = {
+    nn.functional.adaptive_avg_pool1d,
+    nn.functional.adaptive_avg_pool2d,
+    nn.functional.adaptive_avg_pool3d,
+    torch.ops.aten.adaptive_avg_pool1d.default,
+    torch.ops.aten.adaptive_avg_pool2d.default,
+    torch.ops.aten.adaptive_avg_pool3d.default,
+    torch.ops.aten._adaptive_avg_pool2d.default,
+}
+Named = Callable[[str], bool] | None  # module paths whose outputs are captured on request
 # Parameter-free or parameter-holding modules that need no weight analysis of their own.
 _NO_WEIGHT_NEEDED = (nn.Dropout, nn.Flatten, nn.Unflatten, nn.Sequential, nn.ModuleList)
 
@@ -108,6 +142,71 @@ def _unsupported_params(model: nn.Module) -> list[tuple[str, str]]:
     return out
 
 
+# --- train/eval mode of an exported graph ---------------------------------------------------
+
+# An exported program's graph holds its mode in its calls: `aten.batch_norm(..., training,
+# ...)` (argument 5) and `aten.dropout(x, p, train)` (argument 2). torch 2.13's
+# `ExportedProgram.module()` refuses `.eval()`; its documented way out, `torchao`'s
+# `move_exported_model_to_eval`, sets these same flags to False.
+_MODE_ARGS = {torch.ops.aten.batch_norm.default: 5, torch.ops.aten.dropout.default: 2}
+_MODE_OPS = {
+    torch.ops.aten._native_batch_norm_legit_functional.default,
+    torch.ops.aten._native_batch_norm_legit.default,
+    torch.ops.aten.native_batch_norm.default,
+    torch.ops.aten._batch_norm_with_update.default,
+    torch.ops.aten._batch_norm_with_update_functional.default,
+    torch.ops.aten.native_dropout.default,
+}
+
+
+def graph_mode(model: nn.Module) -> str | None:
+    """The mode an exported graph (`torch.export`'s `.module()`) computes in: `train` when a
+    batch norm or dropout call runs in training mode, `eval` when every one runs in eval
+    mode, `None` when it has none (or `model` is not a graph module)."""
+    if not isinstance(model, torch.fx.GraphModule):
+        return None
+    modes = []
+    for node in model.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target in _MODE_ARGS:
+            i = _MODE_ARGS[node.target]
+            flag = node.args[i] if len(node.args) > i else node.kwargs.get("training", False)
+            modes.append("train" if flag else "eval")
+        elif node.target in _MODE_OPS:
+            modes.append("train")
+    if not modes:
+        return None
+    return "train" if "train" in modes else "eval"
+
+
+def to_eval(model: nn.Module) -> nn.Module:
+    """`model` in eval mode, in place: `.eval()`, or, on an exported graph, its batch norm
+    calls on running statistics and its dropout off (argument flags set to False), and its
+    `train`/`eval` methods restored.
+
+    Raises:
+        CaptureError: the graph holds a training-mode call that has no eval flag (a
+            decomposed batch norm): it cannot be switched.
+    """
+    if not isinstance(model, torch.fx.GraphModule):
+        return model.eval()
+    for node in model.graph.nodes:
+        if node.op == "call_function" and node.target in _MODE_ARGS:
+            i = _MODE_ARGS[node.target]
+            if len(node.args) > i:
+                node.args = (*node.args[:i], False, *node.args[i + 1 :])
+        elif node.op == "call_function" and node.target in _MODE_OPS:
+            raise CaptureError(
+                f"the exported graph runs {node.target} in training mode and it cannot be "
+                "switched to eval mode: export the model after model.eval()"
+            )
+    model.recompile()
+    for name in ("train", "eval"):  # torch.export's module() refuses both
+        vars(model).pop(name, None)
+    return nn.Module.eval(model)
+
+
 # --- torch.fx ------------------------------------------------------------------------------
 
 
@@ -133,7 +232,7 @@ def _reading_graph(
     return torch.fx.GraphModule(gm, graph)
 
 
-def _fx_capture(model: nn.Module) -> Capture:
+def _fx_capture(model: nn.Module, named: Named = None) -> Capture:
     # a GraphModule's own graph, else the trace of `model`; read, and copied to be run
     gm = model if isinstance(model, torch.fx.GraphModule) else torch.fx.symbolic_trace(model)
     graph = gm.graph
@@ -141,6 +240,12 @@ def _fx_capture(model: nn.Module) -> Capture:
     seen: dict[str, int] = {}
     picked: list[tuple[torch.fx.Node, Layer]] = []
     weights: dict[torch.fx.Node, WeightRef] = {}
+    # an exported graph inlines its modules: a module's output is the last node of its path
+    last_of: dict[str, torch.fx.Node] = {}
+    for node in graph.nodes:
+        if node.op == "call_function" and node.meta.get("nn_module_stack"):
+            last_of[_module_path(node)] = node
+    module_outputs = {n for p, n in last_of.items() if named is not None and named(p)}
     for node in graph.nodes:
         layer = None
         if node.op == "call_module":
@@ -148,8 +253,15 @@ def _fx_capture(model: nn.Module) -> Capture:
             if isinstance(mod, ACTIVATIONS):
                 name = _unique(str(node.target), seen)
                 layer = Layer(name, "activation", type(mod).__name__, isinstance(mod, HOMOGENEOUS))
-            elif isinstance(mod, WEIGHT_MODULES):
+            elif isinstance(mod, POOLS):
+                layer = Layer(_unique(str(node.target), seen), "pool", type(mod).__name__, True)
+            elif named is not None and named(str(node.target)):
+                name = _unique(str(node.target), seen)
+                layer = Layer(name, "module", type(mod).__name__, False)
+            if isinstance(mod, WEIGHT_MODULES):
                 weights[node] = _weight_of_module(str(node.target), mod)
+        elif node.op == "call_function" and node.target in _POOL_FUNCTIONS:
+            layer = Layer(_unique(_module_path(node), seen), "pool", "adaptive_avg_pool", True)
         elif node.op == "call_function" and node.target in _ACT_FUNCTIONS:
             op, hom = _ACT_FUNCTIONS[node.target]
             layer = Layer(_unique(_module_path(node), seen), "activation", op, hom)
@@ -168,6 +280,9 @@ def _fx_capture(model: nn.Module) -> Capture:
                 B = _fetch(gm, str(b.target)).detach() if _is_attr(b) else None
                 name = _module_path(node)
                 weights[node] = WeightRef(name, W.reshape(W.shape[0], -1), B)
+        if layer is None and node in module_outputs:
+            name = _unique(_module_path(node), seen)
+            layer = Layer(name, "module", str(getattr(node.target, "__name__", node.target)), False)
         if layer is not None:
             picked.append((node, layer))
     for node, layer in picked:
@@ -288,9 +403,10 @@ def _inside_attention_block(model: nn.Module, name: str) -> bool:
     return any(is_transformer(mods[".".join(parts[:i])]) for i in range(1, len(parts) + 1))
 
 
-def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
+def _hook_capture(model: nn.Module, fx_error: str, named: Named = None) -> Capture:
     transformer = is_transformer(model)
     acts = [(n, m) for n, m in model.named_modules() if n and isinstance(m, ACTIVATIONS)]
+    pools = [(n, m) for n, m in model.named_modules() if n and isinstance(m, POOLS)]
     # a transformer's blocks: the modules holding an attention module as a child
     blocks = [
         (n, m)
@@ -303,6 +419,12 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
         )
     ]
     attns = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.MultiheadAttention)]
+    taken = {n for n, _ in acts + pools + blocks + attns}
+    extra = [
+        (n, m)
+        for n, m in model.named_modules()
+        if n and n not in taken and named is not None and named(n)
+    ]
     # PyTorch's encoder/decoder layers call their activation as a function: their MLP
     # hidden activations are the input of linear2 (Dropout is off in eval mode)
     mlps = [
@@ -335,7 +457,7 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
             if isinstance(mod, nn.MultiheadAttention):
                 out = out[0]  # (output, attention weights)
             tokens = in_attention and isinstance(out, torch.Tensor) and out.dim() == 3
-            hom = (isinstance(mod, HOMOGENEOUS) or kind == "block") and not in_attention
+            hom = (isinstance(mod, HOMOGENEOUS) or kind in ("block", "pool")) and not in_attention
             # attention calls its output projection as a function: name it here
             weight = (
                 _weight_of_module(f"{name}.out_proj", mod.out_proj)
@@ -363,6 +485,8 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
         handles += [m.register_forward_hook(on_layer(n, "activation", m)) for n, m in acts]
         handles += [m.register_forward_hook(on_layer(n, "block", m)) for n, m in blocks]
         handles += [m.register_forward_hook(on_layer(n, "attention", m)) for n, m in attns]
+        handles += [m.register_forward_hook(on_layer(n, "pool", m)) for n, m in pools]
+        handles += [m.register_forward_hook(on_layer(n, "module", m)) for n, m in extra]
         handles += [lin.register_forward_pre_hook(on_mlp(n, act)) for n, lin, act in mlps]
         return handles
 
@@ -396,10 +520,14 @@ def _hook_capture(model: nn.Module, fx_error: str) -> Capture:
     return cap
 
 
-def capture(model: nn.Module, method: str = "auto") -> Capture:
+def capture(model: nn.Module, method: str = "auto", named: Named = None) -> Capture:
     """The capture of `model`: a registered adapter's when one accepts it (`auto`, see
     `register_adapter`), else `torch.fx`, else forward hooks (`method`: `auto`, `fx` or
     `hooks`).
+
+    `named`: a predicate on module paths; the outputs of the modules it accepts are
+    captured too (kind `module`), whatever they are (a user's `layers="avgpool"`). Global
+    pooling modules (`POOLS`, `adaptive_avg_pool` calls) are captured always (kind `pool`).
 
     A hooks capture puts its hooks on `model` only while it runs a batch, or for the whole
     block of `with capture(model, "hooks") as cap:`; the model is left as it was.
@@ -414,12 +542,12 @@ def capture(model: nn.Module, method: str = "auto") -> Capture:
     fx_error = None
     if method == "auto" and is_transformer(model):
         # torch.fx traces nn.MultiheadAttention's fused kernels as one call, or not at all
-        return _hook_capture(model, "attention: read by hooks")
+        return _hook_capture(model, "attention: read by hooks", named)
     if method in ("auto", "fx"):
         try:
-            return _fx_capture(model)
+            return _fx_capture(model, named)
         except Exception as e:  # any tracing failure: fall back to hooks
             fx_error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             if method == "fx":
                 raise CaptureError(f"torch.fx cannot trace the model ({fx_error})") from None
-    return _hook_capture(model, fx_error or "hooks asked")
+    return _hook_capture(model, fx_error or "hooks asked", named)

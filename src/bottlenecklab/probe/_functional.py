@@ -29,9 +29,10 @@ def representation_table(model: nn.Module, X: Any, layers: Any = "auto", **kw: A
     return BottleneckProbe(model, X, layers=layers, **kw).analyze()
 
 
-def bottleneck_rank(model: nn.Module, X: Any, **kw: Any) -> int:
-    """The measured bottleneck rank (`probe.RANK_RULE`) of `model` on `X`."""
-    return int(BottleneckProbe(model, X, **kw).summary()["bottleneck_rank"])
+def bottleneck_rank(model: nn.Module, X: Any, **kw: Any) -> int | None:
+    """The measured bottleneck rank (`probe.RANK_RULE`) of `model` on `X`; `None` when the
+    verdict is not a bottleneck (the summary's `min_hidden_rank` is the smallest rank)."""
+    return BottleneckProbe(model, X, **kw).summary()["bottleneck_rank"]
 
 
 def jacobian_rank(model: nn.Module, X: Any, **kw: Any) -> int:

@@ -8,10 +8,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import fnmatch
+import inspect
 import math
 import re
 import statistics
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,39 +25,52 @@ from torch import nn
 
 from bottlenecklab import measure, theory
 from bottlenecklab.probe._base import Capture, CaptureError, Layer
-from bottlenecklab.probe._capture import capture, is_transformer
+from bottlenecklab.probe._capture import capture, graph_mode, is_transformer, to_eval
 
 __all__ = ["COLUMNS", "RANK_RULE", "BottleneckProbe", "ProbeError"]
 
-# Decision (issue 34): one rank rule, `measure.RANK_RULE` (a gap above a noise floor of the
-# model's precision); it replaces the probe's former `s_i > 0.1 s_1`, which read an exactly
-# rank-3 layer (singular values 7.26, 0.42, 0.16, 0) as rank 1.
-RANK_RULE = (
-    f"{measure.RANK_RULE.describe()}; the precision is the least precise floating dtype of "
-    "the model's parameters and of X; the bottleneck layers are the hidden layers (not "
-    "input, not output) whose centred rank equals the minimum over depth, and that minimum "
-    "is the measured bottleneck rank; the Jacobian rank uses the spec's 1e-3"
-)
+
+# Decision (issue 43, spec README "Rank rules"): the layers are compared at one stated
+# relative cutoff `c` (`measure.RANK_RULE`, `s_k > c s_1` of each centred spectrum); each
+# row says whether its count is clear (c inside a gap >= 3). The former rule picked the
+# largest gap per layer and read the layer after a planted rank-3 layer as rank 1.
+def rank_rule_text(rule: measure.RankRule) -> str:
+    """What the probe's rank and bottleneck are, with `rule` (tables' and summaries'
+    metadata)."""
+    return (
+        f"{rule.describe()}; the precision is the least precise floating dtype of the "
+        "model's parameters and of X; the bottleneck layers are the hidden layers (not "
+        "input, not output) whose centred rank equals the minimum over depth, and that "
+        "minimum is the measured bottleneck rank (set only when the verdict is a "
+        "bottleneck); a bottleneck layer whose count is not clear makes the verdict "
+        "uncertain; the Jacobian rank uses the spec's 1e-3"
+    )
+
+
+RANK_RULE = rank_rule_text(measure.RANK_RULE)
 COLUMNS = {
     "layer_id": "position in depth (0 = input)",
     "name": "module path of the layer (fx/hooks) or its position (our models' adapters)",
     "kind": "input | activation | block (residual join) | attention (an attention module's "
-    "output) | representation | output",
+    "output) | pool (a global pooling's output: a CNN's pooled features) | module (the "
+    "output of a module named in layers=) | representation | output",
     "op": "the module or function whose output is captured",
     "read_as": "flatten (a sample's feature map is one row), channel (one row per position) "
     "or tokens (a transformer's every token of every sample is a row)",
     "n_samples": "rows of the representation (samples, or samples x positions)",
     "width": "features per row",
-    "rank": "rank of the representation A (the rank rule, see rank_rule)",
+    "rank": "rank of the representation A (the rank rule, see rank_rule; its cutoff: "
+    "rank_cutoff in the metadata)",
     "stable_rank": "||A||_*^2 / ||A||_F^2 (paper 000, Prop 1); WeightWatcher's stable_rank is "
     "the weight's ||W||_F^2 / ||W||_2^2, not this",
     "rank_centered": "rank of A - mean(A) (the rank rule): the bottleneck's rank",
     "stable_rank_centered": "stable rank of A - mean(A)",
-    "rank_gap": "the rule's gap s_k / max(s_{k+1}, floor) at its cut (centred; < 3: no gap "
-    "stands out and the rank is the count above 1e-3 s_1)",
+    "rank_clear": "the cutoff falls inside a gap s_k / max(s_{k+1}, floor) >= 3 of the centred "
+    "spectrum (k = rank_centered): the count is robust to the choice of cutoff",
+    "rank_gap": "that ratio s_k / max(s_{k+1}, floor) at k = rank_centered",
     "rank_floor": "the rule's noise floor relative to s_1 (centred)",
-    "rank_numerical": "singular values of A - mean(A) above the floor (numpy's matrix_rank)",
-    "rank_at_1e-1": "singular values of A - mean(A) above 0.1 s_1",
+    "rank_exact": "singular values of A - mean(A) above the floor: the exact (round-off) rank",
+    "rank_at_1e-1": "singular values of A - mean(A) above 0.1 s_1 (and the floor)",
     "rank_at_1e-2": "singular values of A - mean(A) above 0.01 s_1",
     "rank_at_1e-3": "singular values of A - mean(A) above 0.001 s_1",
     "top_sv": "largest singular values of A",
@@ -74,7 +89,8 @@ COLUMNS = {
     "W_mp_edge": "that edge, as a singular value",
     "W_dk_sq": "d_k(W)^2 at k = the bottleneck rank (paper 001, Thm 15)",
     "balance_residual": "sum_i |in_i - out_i| / ||W_{l+1}||^2 of the layer's neurons (001 §2)",
-    "bottleneck": "the layer is a bottleneck layer (see rank_rule)",
+    "bottleneck": "the layer is a bottleneck layer (see rank_rule; never set when the verdict "
+    "is not a bottleneck)",
     "undefined": "quantities reported nan for this layer, with the reason",
 }
 
@@ -83,12 +99,14 @@ class ProbeError(Exception):
     """Input the probe cannot analyse (one line: why)."""
 
 
-def _as_tensor(a: Any, what: str) -> torch.Tensor:
+def _as_tensor(a: Any, what: str, keep_int: bool = False) -> torch.Tensor:
+    """`a` as a tensor; integers (token ids, class labels) stay integers with `keep_int`,
+    else are cast to float64; booleans are cast."""
     try:
         t = torch.as_tensor(np.asarray(a) if not isinstance(a, torch.Tensor) else a)
     except (TypeError, ValueError) as e:
         raise ProbeError(f"{what} is not an array of numbers ({e})") from None
-    if not t.is_floating_point():
+    if t.dtype == torch.bool or not (t.is_floating_point() or keep_int):
         t = t.to(torch.float64)
     if t.dim() < 1 or t.shape[0] == 0:
         raise ProbeError(f"{what} has no samples (shape {tuple(t.shape)})")
@@ -120,6 +138,9 @@ class BottleneckProbe:
         tokens: in a transformer (a model with `nn.MultiheadAttention`), `samples` reads
             every token of every input as a row (`[b T, d]`; the input too, when `X` is
             `[N, T, d]`), `flatten` a sample's `[T, d]` as one row.
+        padding_mask: `[N, T]` booleans, True at padded tokens (PyTorch's
+            `src_key_padding_mask`): passed to the model as `src_key_padding_mask` when its
+            `forward` takes one, and the padded token rows are dropped.
     """
 
     def __init__(
@@ -143,6 +164,7 @@ class BottleneckProbe:
         progress: bool | None = None,
         output: int | str | None = None,
         tokens: str = "samples",
+        padding_mask: Any = None,
     ) -> None:
         if conv not in ("flatten", "channel"):
             raise ProbeError(f"conv must be 'flatten' or 'channel', got {conv!r}")
@@ -167,11 +189,7 @@ class BottleneckProbe:
         self.output = output
         # Evaluated in eval mode on a copy (Dropout off, BatchNorm on running statistics):
         # the user's model, in whatever mode, is never changed.
-        self.mode = (
-            "eval mode on a copy (the model was in train mode)"
-            if model.training
-            else "eval mode on a copy"
-        )
+        self.mode = _mode_note(model)
         self.conv, self.device, self.batch_size = conv, torch.device(device), batch_size
         self.max_rows, self.gamma0, self.top, self.rank_rule = max_rows, gamma0, top, rank_rule
         self.jacobian_points, self.capture_method, self.progress = (
@@ -181,14 +199,26 @@ class BottleneckProbe:
         )
         self.loader = None
         if isinstance(X, torch.Tensor | np.ndarray | list):
-            self.X = _as_tensor(X, "X")
+            self.X = _as_tensor(X, "X", keep_int=True)
         else:
             self.X, self.loader = None, X
         # the precision the representations were computed in (the rank rule's floor)
         data = [] if self.X is None else [self.X]
         self.precision = measure.precision_of(model, *data)
         self.weight_precision = measure.precision_of(model)
-        self.Y = None if Y is None else _as_tensor(Y, "Y")
+        self.Y = None if Y is None else _as_tensor(Y, "Y", keep_int=True)
+        self.padding_mask = None
+        if padding_mask is not None:
+            m = torch.as_tensor(
+                np.asarray(padding_mask) if not torch.is_tensor(padding_mask) else padding_mask
+            )
+            if self.X is None or m.dim() != 2 or tuple(m.shape) != tuple(self.X.shape[:2]):
+                shape = "a DataLoader" if self.X is None else tuple(self.X.shape[:2])
+                raise ProbeError(
+                    f"padding_mask must be [N, T] like X's first two dimensions ({shape}), "
+                    f"got {tuple(m.shape)}"
+                )
+            self.padding_mask = m.to(torch.bool)
         if self.Y is not None and self.X is not None and len(self.Y) != len(self.X):
             raise ProbeError(f"X has {len(self.X)} samples but Y has {len(self.Y)}")
         self.fixed_batch: int | None = None  # a torch.export archive's fixed batch size
@@ -203,7 +233,7 @@ class BottleneckProbe:
             return
         for b in self.loader:
             x = b[0] if isinstance(b, list | tuple) else b
-            yield _as_tensor(x, "a batch of X")
+            yield _as_tensor(x, "a batch of X", keep_int=True)
 
     def _n_batches(self) -> int | None:
         if self.X is not None:
@@ -221,7 +251,7 @@ class BottleneckProbe:
             n += len(x)
             if n >= self.jacobian_points:
                 break
-        return torch.cat(rows)[: self.jacobian_points].to(self.device, torch.float64)
+        return _cast(torch.cat(rows)[: self.jacobian_points], self.device, torch.float64)
 
     # --- layers --------------------------------------------------------------------------
     def _selected(self, layer: Layer) -> bool:
@@ -236,12 +266,30 @@ class BottleneckProbe:
         globs = [sel] if isinstance(sel, str) else list(sel)
         return any(fnmatch.fnmatchcase(layer.name, g) for g in globs)
 
-    def _rows(self, t: torch.Tensor, b: int, tokens: bool = False) -> torch.Tensor | str:
+    def _named(self, prefix: str = "") -> Any:
+        """The module paths whose outputs the user asked for by name (`layers` globs), as a
+        predicate; `None` for `auto` and type filters."""
+        sel = self.layers
+        if (
+            sel == "auto"
+            or isinstance(sel, type)
+            or isinstance(sel, tuple)
+            and sel
+            and all(isinstance(t, type) for t in sel)
+        ):
+            return None
+        globs = [sel] if isinstance(sel, str) else list(sel)
+        return lambda name: any(fnmatch.fnmatchcase(name.removeprefix(prefix), g) for g in globs)
+
+    def _rows(
+        self, t: torch.Tensor, b: int, tokens: bool = False, pad: torch.Tensor | None = None
+    ) -> torch.Tensor | str:
         """A captured tensor `[b, ...]` as rows, or the reason it cannot be read; a
-        transformer's `[b, T, d]` (or `[T, b, d]`) with `tokens`: its `b T` token rows."""
+        transformer's `[b, T, d]` (or `[T, b, d]`) with `tokens`: its `b T` token rows, less
+        the padded ones (`pad` `[b, T]`, True where padded)."""
         if tokens and self.tokens == "samples" and isinstance(t, torch.Tensor):
             if t.dim() == 3 and b in t.shape[:2] and t.is_floating_point():
-                return t.reshape(-1, t.shape[-1])
+                return _unpadded(t.reshape(-1, t.shape[-1]), t, pad)
         if not isinstance(t, torch.Tensor) or t.dim() < 1 or t.shape[0] != b:
             shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
             return f"output {shape} is not a [batch, ...] tensor of the {b} inputs"
@@ -262,11 +310,12 @@ class BottleneckProbe:
     def _eval_copy(self, dtype: torch.dtype | None, device: torch.device | None) -> nn.Module:
         """The model in eval mode, copied (to `dtype`/`device` when given), its output
         selected when `forward` returns a tuple, list or dict (`_Selected`)."""
-        net = copy.deepcopy(self.model).eval()
+        net = to_eval(copy.deepcopy(self.model))
         if dtype is not None or device is not None:
             net = net.to(device=device, dtype=dtype)
         first = next(iter(net.parameters()), None)
-        x = next(self._batches())[:2].to(
+        x = _cast(
+            next(self._batches())[:2],
             device or (first.device if first is not None else torch.device("cpu")),
             dtype or (first.dtype if first is not None else self.precision),
         )
@@ -303,19 +352,31 @@ class BottleneckProbe:
         net = self._eval_copy(torch.float64, self.device)
         for p in net.parameters():
             p.requires_grad_(False)
-        cap = capture(net, self.capture_method)
+        masked = self.padding_mask is not None and _takes_padding_mask(self.model)
+        if masked:
+            net = _Masked(net)
+        prefix = _prefix(net)
+        cap = capture(net, self.capture_method, self._named(prefix))
         self._transformer = is_transformer(net)
-        if isinstance(net, _Selected):
-            _strip_prefix(cap, "inner.")
+        if prefix:
+            _strip_prefix(cap, prefix)
         accs: dict[str, measure.RepresentationAccumulator] = {}
         input_acc = measure.RepresentationAccumulator(self.max_rows)
         skipped: dict[str, str] = dict(cap.skipped)
         bar = self._bar()
         seen_samples = 0
+        offset, dropped = 0, 0
         with torch.no_grad(), cap:  # a hooks capture's hooks stay on `net` for the loop only
             for x in self._batches():
-                x = x.to(self.device, torch.float64)
+                x = _cast(x, self.device, torch.float64)
                 b = len(x)
+                pad = None
+                if self.padding_mask is not None:
+                    pad = self.padding_mask[offset : offset + b].to(self.device)
+                    offset += b
+                    dropped += int(pad.sum())
+                    if masked:
+                        net.mask = pad
                 try:
                     if self.fixed_batch is not None and b < self.fixed_batch:
                         _, values = cap.run(_pad(x, self.fixed_batch))
@@ -332,11 +393,15 @@ class BottleneckProbe:
                     ) from None
                 token_input = self.tokens == "samples" and x.dim() == 3 and self._transformer
                 self._input_read = "tokens" if token_input else "flatten"
-                input_acc.update(x.reshape(-1, x.shape[-1]) if token_input else x.reshape(b, -1))
+                input_acc.update(
+                    _unpadded(x.reshape(-1, x.shape[-1]), x, pad)
+                    if token_input
+                    else x.reshape(b, -1)
+                )
                 for layer in cap.layers:
                     if not self._selected(layer) or layer.name in skipped:
                         continue
-                    rows = self._rows(values.get(layer.name), b, layer.tokens)
+                    rows = self._rows(values.get(layer.name), b, layer.tokens, pad)
                     if isinstance(rows, str):
                         skipped[layer.name] = rows
                         accs.pop(layer.name, None)
@@ -372,22 +437,35 @@ class BottleneckProbe:
         for col in ("top_sv", "top_sv_centered", "W_top_sv"):  # parquet: one list type per column
             table[col] = [v if isinstance(v, list) else [] for v in table[col]]
         table.insert(0, "layer_id", range(len(table)))
-        hidden = self._hidden(table)
-        k = int(table.loc[hidden, "rank_centered"].min()) if hidden.any() else None
-        table["bottleneck"] = hidden & (table["rank_centered"] == k)
+        self._verdict = self._read_bottleneck(table)
+        k = self._verdict["bottleneck_rank"]
         table["W_dk_sq"] = [self._dk(layer, k) for layer in [None] + layers]
         self._balance(table, cap, layers)
         table.attrs = {
-            "rank_rule": RANK_RULE,
+            "rank_rule": rank_rule_text(self.rank_rule),
+            "rank_rule_kind": self.rank_rule.kind,
+            "rank_cutoff": self.rank_rule.cutoff,
             "rank_rule_gap": self.rank_rule.gap,
-            "rank_rule_search": self.rank_rule.search,
+            "rank_rule_absolute": self.rank_rule.absolute,
             "precision": str(self.precision).removeprefix("torch."),
             "columns": COLUMNS,
             "capture": cap.method,
         }
         if self.fixed_batch is not None:
             net = _FixedBatch(net, self.fixed_batch)
-        self._table, self._cap, self._net, self._k = table, cap, net, k
+        self._table, self._cap, self._net = table, cap, net
+        self._padding = None
+        if self.padding_mask is not None:
+            self._padding = (
+                f"{dropped} padded tokens of {self.padding_mask.numel()} dropped from the "
+                "token rows; the mask "
+                + (
+                    "passed to the model as src_key_padding_mask"
+                    if masked
+                    else "not passed to the model (its forward takes no src_key_padding_mask)"
+                )
+                + "; the Jacobians, the NTK trace and the loss are computed without it"
+            )
         self._skipped = [{"name": n, "reason": r} for n, r in skipped.items()]
 
     def _loss_data(self) -> tuple[torch.Tensor, torch.Tensor] | str:
@@ -396,14 +474,40 @@ class BottleneckProbe:
         points): its `(x, y)` pairs, or its `x` with the `Y` given."""
         if self.lam is None:
             return "needs lam (and targets Y)"
+        data = self._gathered()
+        if isinstance(data, str):
+            return data
+        X, Y = data
+        if not X.is_floating_point():
+            return (
+                f"the inputs are integers ({X.dtype}): the regularized loss and the "
+                "certificate are computed on floating inputs only"
+            )
+        if Y.dim() == 1 and self.cost == "cross_entropy":
+            # class labels [N]: one-hot rows of the output's width (the costs' form)
+            with torch.no_grad():
+                d_out = self._eval_copy(None, None)(_cast(X[:2], None, self._dtype())).reshape(
+                    2, -1
+                )
+            labels = Y.to(torch.int64)
+            if not bool((labels == Y).all()) or labels.min() < 0 or labels.max() >= d_out.shape[1]:
+                raise ProbeError(
+                    f"class labels Y must be whole numbers in [0, {d_out.shape[1]}) (the "
+                    "output's width)"
+                )
+            Y = torch.nn.functional.one_hot(labels, d_out.shape[1]).to(torch.float64)
+        return X, Y.to(torch.float64)
+
+    def _gathered(self) -> tuple[torch.Tensor, torch.Tensor] | str:
+        """`(X, Y)` as given, or gathered from the DataLoader, or why there are none."""
         if self.X is not None:
             return (self.X, self.Y) if self.Y is not None else "needs targets Y"
         xs, ys = [], []
         for b in self.loader:
             pair = isinstance(b, list | tuple) and len(b) >= 2
-            xs.append(_as_tensor(b[0] if isinstance(b, list | tuple) else b, "a batch of X"))
+            xs.append(_as_tensor(b[0] if isinstance(b, list | tuple) else b, "a batch of X", True))
             if pair:
-                ys.append(_as_tensor(b[1], "a batch of Y"))
+                ys.append(_as_tensor(b[1], "a batch of Y", keep_int=True))
         X = torch.cat(xs)
         if self.Y is not None:
             Y = self.Y
@@ -413,7 +517,7 @@ class BottleneckProbe:
             return "needs targets Y: the DataLoader yields no (x, y) pairs and Y is not given"
         if len(Y) != len(X):
             return f"the DataLoader gives {len(X)} samples but Y has {len(Y)}"
-        self._check_targets(self._eval_copy(None, None)(X[:2].to(self._dtype())), 2, Y)
+        self._check_targets(self._eval_copy(None, None)(_cast(X[:2], None, self._dtype())), 2, Y)
         return X, Y
 
     def _dtype(self) -> torch.dtype:
@@ -429,7 +533,7 @@ class BottleneckProbe:
             )
             return table["kind"] == "block"
         self._over = "the hidden layers"
-        return table["kind"].isin(["activation", "block", "representation"])
+        return table["kind"].isin(["activation", "block", "pool", "module", "representation"])
 
     def _check_targets(
         self, out: torch.Tensor | None, b: int, Y: torch.Tensor | None = None
@@ -520,9 +624,23 @@ class BottleneckProbe:
     # --- model-level quantities ----------------------------------------------------------
     def _jacobians(self) -> dict[str, Any]:
         X = self._head()
+        if not X.is_floating_point():
+            return {
+                "jacobian_points": 0,
+                "jacobian_sv_median": [],
+                "jacobian_rank": None,
+                "jacobian_rank_max": None,
+                "log_det_J_median": None,
+                "jacobian_undefined": f"the inputs are integers ({X.dtype}): no Jacobian",
+            }
         f = self._cap.function or self._net
         try:
-            with torch.enable_grad():
+            # vmap's notice that an operator (attention's backward) has no batching rule
+            # is about speed, not about the result: silenced here, and only it
+            with torch.enable_grad(), warnings.catch_warnings():
+                warnings.filterwarnings(
+                    "ignore", message="There is a performance drop", category=UserWarning
+                )
                 J = measure.function_jacobians(f, X)
         except Exception:  # not vmappable (data-dependent control flow...): row by row
             J = _autograd_jacobians(f, X)
@@ -535,16 +653,91 @@ class BottleneckProbe:
             "jacobian_rank": int(statistics.median(ranks)),
             "jacobian_rank_max": int(max(ranks)),
             "log_det_J_median": float(statistics.median(logs)),
+            "jacobian_undefined": None,
         }
 
     def _ntk(self) -> tuple[float | None, str | None]:
         X = self._head()
+        if not X.is_floating_point():
+            return None, f"the inputs are integers ({X.dtype}): no NTK trace is computed"
         if self._cap.ntk is not None:
             return float(self._cap.ntk(X.cpu()).mean()), None
         tr = _linear_ntk_trace(self._net, X)
         if isinstance(tr, str):
             return None, tr
         return float(tr.mean()), None
+
+    def _read_bottleneck(self, table: pd.DataFrame) -> dict[str, Any]:
+        """The verdict on the hidden layers' centred ranks (all read at one cutoff); sets
+        the table's `bottleneck` column only when the verdict is a bottleneck."""
+        hidden = self._hidden(table)
+        table["bottleneck"] = False
+        rows = table[hidden]
+        out_rows = table[table["kind"] == "output"]
+        r_in = int(table.loc[0, "rank_centered"])
+        r_out = int(out_rows["rank_centered"].iloc[0]) if len(out_rows) else None
+        ends = [r for r in (r_in, r_out) if r is not None]
+        result: dict[str, Any] = {
+            "bottleneck_rank": None,
+            "bottleneck_layers": [],
+            "clear": None,
+            "min_rank": None,
+            "min_layers": [],
+        }
+        if not len(rows):
+            result["verdict"] = "no hidden layer to compare"
+            return result
+        k = int(rows["rank_centered"].min())
+        at_min = hidden & (table["rank_centered"] == k)
+        names = table.loc[at_min, "name"].tolist()
+        width = int(table.loc[at_min, "width"].min())
+        at = ", ".join(names)
+        result.update(min_rank=k, min_layers=names)
+        cut = f"s_k > {self.rank_rule.cutoff:g} s_1" if self.rank_rule.kind != "exact" else ""
+        rule = f"centred, {cut}" if cut else "centred, exact rank"
+        if k == 0:
+            verdict = f"collapsed: the representation at {at} is constant over the data (rank 0)"
+            found = True
+        elif k <= min(ends) and k < width:
+            verdict = (
+                f"bottleneck: rank {k} ({rule}) at {at}, at most the input rank {r_in} and "
+                f"the output rank {r_out}, below the layer width {width}"
+            )
+            found = True
+        elif k < width:
+            verdict = (
+                f"no bottleneck (low rank): the smallest hidden rank {k} ({rule}, at {at}) is "
+                f"below the width {width} but above min(input rank {r_in}, output rank "
+                f"{r_out})"
+            )
+            found = False
+        else:
+            verdict = f"no bottleneck: the smallest hidden rank {k} ({rule}) is the full width"
+            found = False
+        unclear = [
+            n for n in names if not bool(table.loc[table["name"] == n, "rank_clear"].iloc[0])
+        ]
+        if found and k > 0:
+            table["bottleneck"] = at_min
+            result.update(bottleneck_rank=k, bottleneck_layers=names, clear=not unclear)
+            if unclear:
+                counts = "; ".join(
+                    f"{n}: {int(r['rank_at_1e-1'])}, {int(r['rank_at_1e-2'])}, "
+                    f"{int(r['rank_at_1e-3'])}"
+                    for n in unclear
+                    for _, r in table[table["name"] == n].iterrows()
+                )
+                verdict += (
+                    f"; uncertain: no gap of {self.rank_rule.gap:g} around the cutoff (the "
+                    f"count depends on it; counts at 1e-1, 1e-2, 1e-3 s_1 at {counts})"
+                )
+        elif found:
+            table["bottleneck"] = at_min
+            result.update(bottleneck_rank=0, bottleneck_layers=names, clear=True)
+        if self._transformer:
+            verdict += f" (computed over {self._over})"
+        result["verdict"] = verdict
+        return result
 
     def summary(self) -> dict[str, Any]:
         """`bottleneck_rank`, `bottleneck_layers`, `verdicts`, `skipped` (every layer not
@@ -553,53 +746,35 @@ class BottleneckProbe:
         if self._summary is not None:
             return self._summary
         table = self.analyze()
-        hidden = table[self._hidden(table)]
-        k = self._k
+        v = self._verdict
         out_rows = table[table["kind"] == "output"]
-        r_in = int(table.loc[0, "rank_centered"])
-        r_out = int(out_rows["rank_centered"].iloc[0]) if len(out_rows) else None
         ntk, ntk_reason = self._ntk()
         s: dict[str, Any] = {
             "model": type(self.model).__name__,
             "capture": self._cap.method,
             "fx_error": self._cap.fx_error,
             "n_samples": int(table.loc[0, "n_samples"]),
-            "layers_analysed": int(len(hidden)),
-            "bottleneck_rank": k,
-            "bottleneck_layers": hidden.loc[hidden["bottleneck"], "name"].tolist(),
+            "layers_analysed": int(self._hidden(table).sum()),
+            "bottleneck_rank": v["bottleneck_rank"],
+            "bottleneck_layers": v["bottleneck_layers"],
+            "bottleneck_clear": v["clear"],
             "bottleneck_over": self._over,
-            "rank_rule": RANK_RULE,
+            "min_hidden_rank": v["min_rank"],
+            "min_rank_layers": v["min_layers"],
+            "rank_rule": rank_rule_text(self.rank_rule),
+            "rank_cutoff": self.rank_rule.cutoff,
             "precision": str(self.precision).removeprefix("torch."),
-            "input_rank": r_in,
-            "output_rank": r_out,
+            "input_rank": int(table.loc[0, "rank_centered"]),
+            "output_rank": int(out_rows["rank_centered"].iloc[0]) if len(out_rows) else None,
             **self._jacobians(),
             "ntk_trace_mean": ntk,
             "ntk_trace_undefined": ntk_reason,
             "skipped": self._skipped,
             "mode": self.mode,
             "output_read": self.output_note,
+            "padding": self._padding,
         }
-        ends = [r for r in (r_in, r_out) if r is not None]
-        at = ", ".join(s["bottleneck_layers"])
-        widths = hidden.loc[hidden["bottleneck"], "width"]
-        if k == 0:
-            verdict = f"collapsed: the representation at {at} is constant over the data (rank 0)"
-        elif k <= min(ends) and k < int(widths.min()):
-            verdict = (
-                f"bottleneck: rank {k} at {at}, at most the input rank {r_in} and the output "
-                f"rank {r_out}, below the layer width {int(widths.min())}"
-            )
-        elif k < int(widths.min()):
-            verdict = (
-                f"low rank but no bottleneck: the smallest hidden rank {k} (at {at}) is below "
-                f"the width {int(widths.min())} but above min(input rank {r_in}, output rank "
-                f"{r_out})"
-            )
-        else:
-            verdict = f"no bottleneck: the smallest hidden rank {k} is the full width"
-        if self._transformer:
-            verdict += f" (computed over {self._over})"
-        s["verdicts"] = {"bottleneck": verdict}
+        s["verdicts"] = {"bottleneck": v["verdict"]}
         s["loss"] = None
         s["certificate"] = None
         s["loss_undefined"] = None
@@ -649,6 +824,65 @@ class BottleneckProbe:
         return probe_report(self.analyze(), self.summary(), Path(out_dir))
 
 
+def _takes_padding_mask(model: nn.Module) -> bool:
+    try:
+        return "src_key_padding_mask" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _unpadded(rows: torch.Tensor, t: torch.Tensor, pad: torch.Tensor | None) -> torch.Tensor:
+    """Token rows `[b T, d]` of `t` (`[b, T, ...]` or `[T, b, ...]`) less the padded ones
+    (`pad` `[b, T]`)."""
+    if pad is None:
+        return rows
+    keep = ~pad if tuple(t.shape[:2]) == tuple(pad.shape) else ~pad.T
+    return rows[keep.reshape(-1)]
+
+
+def _prefix(net: nn.Module) -> str:
+    """The attribute path the probe's wrappers (`_Selected`, `_Masked`) add to names."""
+    prefix = ""
+    while isinstance(net, _Selected | _Masked):
+        prefix, net = prefix + "inner.", net.inner
+    return prefix
+
+
+class _Masked(nn.Module):
+    """A model called with `src_key_padding_mask=mask` (set per batch)."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner, self.mask = inner, None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mask = self.mask if self.mask is not None and len(self.mask) == len(x) else None
+        return self.inner(x, src_key_padding_mask=mask)
+
+
+def _mode_note(model: nn.Module) -> str:
+    """The mode the probe evaluates `model` in, and the mode it was given in."""
+    mode = graph_mode(model)
+    if mode == "train":
+        return (
+            "eval mode on a copy (an exported graph in train mode: its batch_norm calls "
+            "switched to running statistics and its dropout off)"
+        )
+    if mode == "eval":
+        return "eval mode on a copy (an exported graph in eval mode)"
+    if isinstance(model, torch.fx.GraphModule) and "eval" in vars(model):
+        return "eval mode on a copy (an exported graph with no train/eval-dependent call)"
+    if model.training:
+        return "eval mode on a copy (the model was in train mode)"
+    return "eval mode on a copy"
+
+
+def _cast(x: torch.Tensor, device: torch.device | None, dtype: torch.dtype) -> torch.Tensor:
+    """`x` on `device`, in `dtype` when it is floating (integer inputs, such as an
+    `nn.Embedding`'s token ids, pass unchanged)."""
+    return x.to(device, dtype) if x.is_floating_point() else x.to(device)
+
+
 def _pad(x: torch.Tensor, b: int) -> torch.Tensor:
     """`x` `[n, ...]`, `n <= b`, padded to `b` rows with copies of its first row."""
     if len(x) >= b:
@@ -679,8 +913,8 @@ class _Selected(nn.Module):
         super().__init__()
         self.inner, self.key = inner, key
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.inner(x)[self.key]
+    def forward(self, x: torch.Tensor, **kw: Any) -> torch.Tensor:
+        return self.inner(x, **kw)[self.key]
 
 
 def _pick_output(out: Any, wanted: int | str | None) -> tuple[int | str, str]:
@@ -704,18 +938,28 @@ def _pick_output(out: Any, wanted: int | str | None) -> tuple[int | str, str]:
 
 
 def _strip_prefix(cap: Capture, prefix: str) -> None:
-    """Layer names without the `_Selected` wrapper's attribute."""
-    for layer in cap.layers:
-        layer.name = layer.name.removeprefix(prefix)
-        if layer.weight is not None:
-            layer.weight = dataclasses.replace(
-                layer.weight, name=layer.weight.name.removeprefix(prefix)
-            )
+    """Layer names without the wrappers' attribute path (`_prefix`); a hooks capture's
+    layers, found while the first batch runs, are renamed after each run."""
+    done: set[int] = set()
+
+    def strip_layers() -> None:
+        for layer in cap.layers:
+            if id(layer) in done:
+                continue
+            done.add(id(layer))
+            layer.name = layer.name.removeprefix(prefix)
+            if layer.weight is not None:
+                layer.weight = dataclasses.replace(
+                    layer.weight, name=layer.weight.name.removeprefix(prefix)
+                )
+
+    strip_layers()
     cap.skipped = [(n.removeprefix(prefix), r) for n, r in cap.skipped]
     run = cap.run
 
     def renamed(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         out, values = run(x)
+        strip_layers()
         return out, {k.removeprefix(prefix): v for k, v in values.items()}
 
     cap.run = renamed

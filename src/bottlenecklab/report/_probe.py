@@ -25,7 +25,7 @@ FIGURES = {
     "representation; the bottleneck layers are marked",
     "spectra": "top singular values of each centred representation (normalized by the "
     "largest); a bar marks each layer's rank-rule cut (between s_k and s_k+1), the dashed "
-    "line the rule's search window 1e-3 and the dotted lines the noise floors",
+    "line the rule's one relative cutoff c and the dotted lines the noise floors",
     "weight_spectra": "top singular values of the weight feeding each layer",
     "jacobian_spectrum": "median singular values of the input-output Jacobian over the points",
 }
@@ -43,7 +43,11 @@ def _rank_vs_depth(table: pd.DataFrame, summary: dict[str, Any], path: Path) -> 
         s=120,
         facecolors="none",
         edgecolors="C3",
-        label=f"bottleneck (rank {summary['bottleneck_rank']})",
+        label=(
+            f"bottleneck (rank {summary['bottleneck_rank']})"
+            if summary["bottleneck_rank"] is not None
+            else "no bottleneck"
+        ),
         zorder=3,
     )
     ax.set_xticks(x, table["name"], rotation=60, ha="right", fontsize=7)
@@ -57,7 +61,7 @@ def _rank_vs_depth(table: pd.DataFrame, summary: dict[str, Any], path: Path) -> 
 
 def _spectra(table: pd.DataFrame, column: str, title: str, path: Path, cut: bool = False) -> None:
     """Normalized spectra per layer; with `cut`, the rank rule's cut of each (a bar between
-    `s_k` and `s_{k+1}`), its search window and noise floors."""
+    `s_k` and `s_{k+1}`), its relative cutoff and noise floors."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     cmap = plt.get_cmap("viridis")
     n = max(len(table) - 1, 1)
@@ -80,8 +84,9 @@ def _spectra(table: pd.DataFrame, column: str, title: str, path: Path, cut: bool
             ax.plot([k + 0.5, k + 0.5], [max(y[k], 1e-17), y[k - 1]], "-", lw=3, color=color)
         if cut and row.get("rank_floor", 0) > 0:
             ax.axhline(float(row["rank_floor"]), ls=":", lw=0.6, color=color)
-    if cut and "rank_rule_search" in table.attrs:
-        ax.axhline(table.attrs["rank_rule_search"], ls="--", lw=0.8, color="C3")
+    if cut and table.attrs.get("rank_rule_kind") in ("relative", "paper"):
+        if not table.attrs.get("rank_rule_absolute", False):
+            ax.axhline(table.attrs["rank_cutoff"], ls="--", lw=0.8, color="C3")
     ax.set_xlabel("index i")
     ax.set_ylabel("s_i / s_1")
     ax.set_title(title)
@@ -99,6 +104,8 @@ def _jacobian(summary: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("median s_i(J f(x))")
     ax.set_title(
         f"Jacobian spectrum (rank {summary['jacobian_rank']}, {summary['jacobian_points']} points)"
+        if summary.get("jacobian_rank") is not None
+        else f"no Jacobian: {summary.get('jacobian_undefined')}"
     )
     save(fig, path)
 
@@ -134,7 +141,9 @@ SHOWN = [
     "width",
     "rank",
     "rank_centered",
+    "rank_clear",
     "rank_gap",
+    "rank_exact",
     "rank_floor",
     "rank_at_1e-1",
     "rank_at_1e-2",
