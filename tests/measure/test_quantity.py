@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from bottlenecklab import measure
 from bottlenecklab.measure import Quantity
@@ -23,7 +24,22 @@ def test_every_quantity_has_one_name() -> None:
 
 @pytest.mark.parametrize("q", [q for q in DECLARED if q.units == "rank"], ids=str)
 def test_a_rank_names_its_rule(q: Quantity) -> None:
-    assert q.rule is not None
+    assert isinstance(q.rule, measure.RankRule)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weight_and_affine_ranks_count_as_their_rules_say(seed: int) -> None:
+    """`layer_ranks` counts `s_i(W) > 0.1` (`WEIGHT_RANK_RULE`), `centred_rank` centred
+    `s_i > 0.2 s_1` (`AFFINE_RANK_RULE`): planted spectra read by hand."""
+    g = torch.Generator().manual_seed(seed)
+    U, _ = torch.linalg.qr(torch.randn(12, 12, generator=g, dtype=torch.float64))
+    V, _ = torch.linalg.qr(torch.randn(8, 8, generator=g, dtype=torch.float64))
+    s = torch.tensor([3.0, 1.0, 0.5, 0.2, 0.11, 0.09, 0.01, 0.0], dtype=torch.float64)
+    W = U[:, :8] @ torch.diag(s) @ V.T
+    assert measure.layer_ranks([W]) == [5]
+    A = W - W.mean(0) + 7.0  # an offset is no direction
+    t = torch.linalg.svdvals(A - A.mean(0))
+    assert measure.centred_rank(A) == int((t > 0.2 * t[0]).sum()) >= 1
 
 
 @pytest.mark.parametrize("q", [q for q in DECLARED if q.rule is not None], ids=str)

@@ -64,10 +64,10 @@ TEST_ERROR = Quantity(
 )
 K_STAR = Quantity(
     "k_star",
-    "the teacher's bottleneck rank k* as the data set reports it (papers 000 App B, 001)",
+    "the teacher's bottleneck rank k* as the data set reports it (papers 000 App B, 001): "
+    "its construction's inner width, read with no cutoff",
     function=data_rank,
     over="the data set (no network)",
-    units="rank",
-    rule="the teacher's construction (its inner width): no cutoff",
+    units="rank (by construction, no spectrum read)",
 )
 DATA_COSTS = (TRAIN_COST, TEST_COST, TEST_ERROR)  # what `costs` writes

@@ -3,6 +3,7 @@ Fig 1) and the representation bottleneck of Cor 8."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,8 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._jacobian import input_jacobians, jacobian_singular_values, log_top_k
 from bottlenecklab.measure._ntk import ntk_trace
 from bottlenecklab.measure._quantity import Quantity
-from bottlenecklab.theory import numerical_rank, representation_bottleneck_bound
+from bottlenecklab.measure._rank_rule import RankRule
+from bottlenecklab.theory import representation_bottleneck_bound
 
 __all__ = [
     "CENTRED_REL",
@@ -63,13 +65,19 @@ def layer_ranks(model: Any, floor: float = RANK_FLOOR) -> list[int]:
         model: an `FCNN`, or its weight matrices `[W_1, ..., W_L]` (any network's).
     """
     weights = model.weights if hasattr(model, "weights") else model
-    return [numerical_rank(W.detach().double(), rel=0.0, floor=floor) for W in weights]
+    return [_weight_rank(W, floor) for W in weights]
+
+
+def _weight_rank(W: torch.Tensor, floor: float) -> int:
+    """`#(s_i(W) > floor)` by the paper rule (`WEIGHT_RANK_RULE` at `floor`)."""
+    rule = dataclasses.replace(WEIGHT_RANK_RULE, cutoff=floor)
+    W = W.detach().double()
+    return rule.read(torch.linalg.svdvals(W), tuple(W.shape)).rank
 
 
 def middle_rank(model: Any, floor: float = RANK_FLOOR) -> int:
     """Singular values of `W_{ceil(L/2)}` above `floor` (paper 001, Fig 1)."""
-    W = model.weights[middle_layer(model.depth) - 1]
-    return numerical_rank(W.detach().double(), rel=0.0, floor=floor)
+    return _weight_rank(model.weights[middle_layer(model.depth) - 1], floor)
 
 
 def rank_summary(model: Any, floor: float = RANK_FLOOR) -> dict[str, float]:
@@ -98,13 +106,14 @@ def centred_singular_values(A: torch.Tensor) -> torch.Tensor:
 
 def centred_rank(A: torch.Tensor, rel: float = CENTRED_REL) -> int:
     """Affine dimension of the points `A` `[N, w]`: singular values of the centred `A` above
-    `rel * s_1` (spec `depth-and-rank.md`, **Decision** on `talk/tripoints`; the weight
+    `rel * s_1` (`rel = 0`: above round-off, `RankRule.exact`) (spec `depth-and-rank.md`,
+    **Decision** on `talk/tripoints`; the weight
     rank can exceed it by one: the mean direction of a non-negative representation).
     A representation with every row equal has rank 0."""
     s = centred_singular_values(A)
-    if s.numel() == 0 or float(s[0]) == 0.0:
-        return 0
-    return int((s > rel * s[0]).sum())
+    shape = tuple(torch.as_tensor(A).shape)
+    rule = RankRule.exact() if rel == 0 else dataclasses.replace(AFFINE_RANK_RULE, cutoff=rel)
+    return rule.read(s, shape).rank
 
 
 def middle_affine_rank(model: Any, X: torch.Tensor | np.ndarray, rel: float = CENTRED_REL) -> int:
@@ -245,9 +254,9 @@ def cor8_summary(cor8: dict[str, Any], random_medians: list[float], p: float) ->
     }
 
 
-# The rule of the weight ranks of paper 001, Fig 1 (`RANK_FLOOR`; spec "Rank rules": to be
-# one `RankRule` with the probe's).
-WEIGHT_RANK_RULE = "absolute: s_i(W_l) > 0.1 (RANK_FLOOR; paper 001, Fig 1)"
+# The rules of this module's rank quantities (spec README, "Rank rules"; docs/analyse.md).
+WEIGHT_RANK_RULE = RankRule.paper(RANK_FLOOR, "paper 001, Fig 1", absolute=True)
+AFFINE_RANK_RULE = RankRule.relative(CENTRED_REL)  # spec depth-and-rank.md, Decision
 _FCNN = "the weight matrices of a trained FCNN"
 DEPTH = Quantity(
     "depth", "the number of layers L", function=rank_summary, over=_FCNN, units="count"
@@ -326,7 +335,7 @@ MIDDLE_AFFINE_RANK = Quantity(
     function=middle_affine_rank,
     over="a trained FCNN's centred middle pre-activations on its training inputs",
     units="rank",
-    rule="relative: centred s_i > rel s_1 (rel = CENTRED_REL = 0.2 unless the config says)",
+    rule=AFFINE_RANK_RULE,  # on centred values; a config may set another rel
 )
 COR8 = (
     COR8_BOUND,

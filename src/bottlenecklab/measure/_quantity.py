@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bottlenecklab.measure._rank_rule import RankRule
+
 __all__ = ["Quantity"]
 
 
@@ -36,8 +38,8 @@ class Quantity:
         over: what it is computed over (`"the training set"`, `"the middle layers"`).
         units: its units (`"rank units"`, `"relative"`, `"count"`, `"nats"`).
         shape: `"scalar"` (one number per point) unless stated.
-        rule: for a rank, the rule its singular values are counted by (a `RankRule`, or
-            the cutoff's description while the rule is not one type yet); None otherwise.
+        rule: for a rank read off singular values, the `RankRule` they are counted by;
+            None otherwise.
         kinked: discontinuous at ReLU kinks (momenta, the Hamiltonian, a gap ratio at a
             kink-dependent layer): a claim that reads it is gated at stationarity
             `<= KINK_THRESHOLD` (`experiments.Reads`).
@@ -49,7 +51,7 @@ class Quantity:
     over: str = field(repr=False)
     units: str = field(repr=False)
     shape: str = "scalar"
-    rule: Any = None
+    rule: RankRule | None = None
     kinked: bool = False
 
     def __post_init__(self) -> None:
