@@ -5,7 +5,7 @@ One step minimizes the quadratic model `g.p + p.Hp/2` (`H` the loss's exact Hess
 `torch.autograd` double backward on a graph built once per point) over the ellipsoid
 `||p||_M <= radius`, `M = D + (2/N) J^T J` the Gauss-Newton matrix (`Woodbury`: `D` the
 weight decay's diagonal Hessian, `J` the output Jacobian), by GLTR in the `M` inner
-product (Gould, Lucidi, Roma & Toint 1999, Sec. 5; `_trust_region.gltr` is the `M = I`
+product (Gould, Lucidi, Roma & Toint 1999; `_trust_region.gltr` is the `M = I`
 case): Lanczos on `H` preconditioned by `M^{-1}`, applied exactly through the Woodbury
 identity, until the residual is below the forcing tolerance
 `min(1/2, sqrt(||g||_{M^-1})) ||g||_{M^-1}`. The outer iteration is
@@ -17,9 +17,10 @@ Why the metric: on the leaky ResNets of paper 000 the decay's curvature `lam rho
 (~1e-4) is the Hessian's scale on every direction the data do not see (the complement of
 a subspace of dimension at most `N d_out`), while the data's is O(1), so a Euclidean trust
 region and an unpreconditioned Krylov solve resolve those directions last. The Hessian is
-also indefinite (negative curvature of the order of the decay's), which is why a trust
+also indefinite (negative curvature down to 36 times the decay's), which is why a trust
 region and not a damped (Levenberg-Marquardt) MINRES solve: measured in
-`docs/lab-notes/leaky-resnet.md`, "The smoothed stages' Hessian and a Woodbury metric".
+`docs/lab-notes/leaky-resnet.md`, "The smoothed stages' solver: a Woodbury metric"
+(fewer Krylov iterations per step; the stages still take more steps than a preset allows).
 """
 
 from __future__ import annotations
