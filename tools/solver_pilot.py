@@ -11,6 +11,10 @@ flagship's median `-(2/L~)H` (`rank_H_median`):
         runs/demo/leaky-resnet/hamiltonian-vs-depth/points/ID \\
         --stage newton:300 --betas 1e2,1e3,1e4,1e5,1e6 --kink-newton 20
 
+`--stage woodbury_newton:100` runs the stages in the Gauss-Newton metric instead. Times:
+wall (`t`) and this process's CPU seconds (`cpu`, what one core spent: read it on a
+loaded machine).
+
 Measurements: `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver (2026-11-28)".
 """
 
@@ -50,7 +54,7 @@ def load(point: Path):
     return cfg, data, model
 
 
-def report(tag: str, wall: float, cfg, data, model) -> None:
+def report(tag: str, wall: float, cfg, data, model, cpu: float | None = None) -> None:
     lam = cfg.train.lam
     X = torch.as_tensor(data.x_train, dtype=torch.float64)
     Y = torch.as_tensor(data.y_train, dtype=torch.float64)
@@ -64,7 +68,9 @@ def report(tag: str, wall: float, cfg, data, model) -> None:
     t_cert = time.perf_counter() - t0
     _, scalars = layer_measurement(model, data, lam, cfg.gamma0)
     print(
-        f"{tag:>16} t={wall:7.1f}s F={F:.10f} stationarity={cert.stationarity:.3e} "
+        f"{tag:>16} t={wall:7.1f}s "
+        + (f"cpu={cpu:7.1f}s " if cpu is not None else "")
+        + f"F={F:.10f} stationarity={cert.stationarity:.3e} "
         f"K={sum(cert.kinks)} median={scalars['rank_H_median']:.4f} cert={t_cert:.1f}s "
         f"counts(1e-12,1e-10,1e-8..1e-1)={counts}",
         flush=True,
@@ -81,6 +87,7 @@ def main() -> None:
     parser.add_argument("--kink-newton", type=int, default=20)
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--start", type=Path, help="a state dict to start from instead")
+    parser.add_argument("--save", type=Path, help="write the final state dict here")
     args = parser.parse_args()
     torch.set_num_threads(1)
     cfg, data, model = load(args.point)
@@ -88,17 +95,17 @@ def main() -> None:
         model.load_state_dict(torch.load(args.start))
     lam = cfg.train.lam
     report("start", 0.0, cfg, data, model)
-    wall = 0.0
+    wall = cpu = 0.0
     betas = [float(b) for b in args.betas.split(",")] if args.betas else []
     for beta in betas:
         stage = [s.split(":") for s in args.stage.split("+")]
         phases = tuple(PhaseConfig(m, int(n), 1.0, smooth=beta) for m, n in stage)
         tc = TrainConfig(lam=lam, cost=cfg.train.cost, phases=(*phases, PhaseConfig("lbfgs", 0)),
                          dtype="float64", log_every=10**6, checkpoint_every=10**6)  # fmt: skip
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         train(model, data, tc, progress=False)
-        wall += time.perf_counter() - t0
-        report(f"beta={beta:g}", wall, cfg, data, model)
+        wall, cpu = wall + time.perf_counter() - t0, cpu + time.process_time() - c0
+        report(f"beta={beta:g}", wall, cfg, data, model, cpu)
     X = torch.as_tensor(data.x_train, dtype=torch.float64)
     Y = torch.as_tensor(data.y_train, dtype=torch.float64)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -114,17 +121,19 @@ def main() -> None:
 
     state = KinkNewton(1.0)
     for i in range(args.kink_newton):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         _, stopped = kink_newton_step(loss, params, state, reg)
-        wall += time.perf_counter() - t0
+        wall, cpu = wall + time.perf_counter() - t0, cpu + time.process_time() - c0
         size = sum(int(m.sum()) for m in state.masks)
         print(f"  step {i}: kkt {state.stationarity:.3e} |K| {size} band {state.band:.2e} "
               f"radius {state.radius:.2e} released {state.released} added {state.added}",
               flush=True)  # fmt: skip
         if stopped or (i + 1) % args.every == 0 or i + 1 == args.kink_newton:
-            report(f"kink_newton {i + 1}", wall, cfg, data, model)
+            report(f"kink_newton {i + 1}", wall, cfg, data, model, cpu)
         if stopped:
             break
+    if args.save:
+        torch.save(model.state_dict(), args.save)
 
 
 if __name__ == "__main__":

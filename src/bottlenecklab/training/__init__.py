@@ -30,6 +30,12 @@ from bottlenecklab.training._small_init import (
 from bottlenecklab.training._smoothing import SmoothReLU, check_smoothable, smooth_leaky_relu
 from bottlenecklab.training._trainer import Bookkeeper, TrainingDiverged, TrainResult, train
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
+from bottlenecklab.training._woodbury import Woodbury, output_jacobian, regularization_diagonal
+from bottlenecklab.training._woodbury_newton import (
+    WoodburyTrustRegion,
+    preconditioned_gltr,
+    woodbury_trust_region_step,
+)
 
 __all__ = [
     "PHASES",
@@ -49,6 +55,8 @@ __all__ = [
     "TrainResult",
     "TrainingDiverged",
     "TrustRegion",
+    "Woodbury",
+    "WoodburyTrustRegion",
     "check_smoothable",
     "continuation",
     "ensemble_phases",
@@ -58,7 +66,10 @@ __all__ = [
     "load_checkpoint",
     "network_from_representations",
     "newton_steps",
+    "output_jacobian",
+    "preconditioned_gltr",
     "previous_checkpoint",
+    "regularization_diagonal",
     "save_checkpoint",
     "scale_to_norm",
     "smooth_leaky_relu",
@@ -67,4 +78,5 @@ __all__ = [
     "train_representations",
     "train_small_init",
     "trust_region_step",
+    "woodbury_trust_region_step",
 ]

@@ -22,7 +22,10 @@ class PhaseConfig:
             initial trust radius; one step = one trust-region iteration) or
             `trust_region` (the same outer method in torch with a Lanczos GLTR solver, on the
             training device) or `kink_newton` (Newton-KKT on the kink manifold, the exact
-            endgame after a smoothed continuation; `lr` the initial trust radius).
+            endgame after a smoothed continuation; `lr` the initial trust radius) or
+            `woodbury_newton` (trust-region Newton in the metric of the Gauss-Newton
+            matrix, preconditioned by its Woodbury inverse; mean squared error and a
+            weight decay on every parameter; `lr` the initial trust radius in that metric).
         steps: number of steps (iterations) of the phase.
         lr: learning rate (divided by the depth when `TrainConfig.lr_per_depth`).
         schedule: `constant` or `cosine` (decay to 0 over the phase).
@@ -48,7 +51,9 @@ class PhaseConfig:
             the last phase must be exact (the network the certificate and claims read).
     """
 
-    optimizer: Literal["adam", "sgd", "lbfgs", "newton", "trust_region", "kink_newton"] = "adam"
+    optimizer: Literal[
+        "adam", "sgd", "lbfgs", "newton", "trust_region", "kink_newton", "woodbury_newton"
+    ] = "adam"
     steps: int = 1000
     lr: float = 1e-3
     schedule: Literal["constant", "cosine"] = "constant"

@@ -19,7 +19,10 @@ from bottlenecklab.training._config import PhaseConfig
 from bottlenecklab.training._kink_newton import KinkNewton, kink_newton_step
 from bottlenecklab.training._newton import newton_steps
 from bottlenecklab.training._objective import Objective
+from bottlenecklab.training._smoothing import SmoothReLU
 from bottlenecklab.training._trust_region import TrustRegion, trust_region_step
+from bottlenecklab.training._woodbury import Woodbury, output_jacobian, regularization_diagonal
+from bottlenecklab.training._woodbury_newton import WoodburyTrustRegion, woodbury_trust_region_step
 
 __all__ = ["PHASES", "STOP", "Batches", "MiniBatchSGD", "PhaseKind", "lr_at"]
 
@@ -220,6 +223,53 @@ class KinkNewtonPhase(PhaseKind):
         return loss, STOP if stopped else 1
 
 
+class WoodburyNewtonPhase(PhaseKind):
+    """Trust-region Newton in the metric of the Gauss-Newton matrix
+    `M = D + (2/N) J^T J` (`woodbury_trust_region_step`: GLTR preconditioned by `M^{-1}`,
+    the Woodbury inverse), for the mean squared error with a weight decay on every
+    parameter (`D` its diagonal Hessian); `lr` the initial trust radius in the `M` norm,
+    one step = one trust-region iteration (accepted or not). The output Jacobian `J`
+    (through the model's `forward_twice_differentiable`, smoothed like the phase) is formed
+    again every `REFRESH` accepted steps."""
+
+    REFRESH = 10
+
+    def make(self, phase, params, lr):
+        return WoodburyTrustRegion(lr, refresh=self.REFRESH)
+
+    def lr(self, phase, opt, base_lr, book) -> float:
+        return opt.radius
+
+    def step(self, obj, phase, opt, book):
+        from bottlenecklab.config import ConfigError
+        from bottlenecklab.tasks import COSTS
+
+        if obj.cost_fn is not COSTS["mse"]:
+            raise ConfigError("woodbury_newton: the Gauss-Newton matrix is that of cost mse")
+        model = obj.model
+        name = "forward_twice_differentiable"
+        forward = name if hasattr(model, name) else "forward"
+        smooth = getattr(model, name, None)
+        if opt.diagonal is None:
+            d = regularization_diagonal(lambda: model.regularization(obj.lam), obj.params)
+            if not bool((d > 0).all()):
+                raise ConfigError(
+                    "woodbury_newton needs a weight decay on every parameter (lam > 0)"
+                )
+            opt.diagonal = d
+        beta = obj.smooth
+
+        def preconditioner() -> Woodbury:
+            mode = (lambda: SmoothReLU(beta)) if beta else None
+            J = output_jacobian(model, obj.X, forward=forward, mode=mode)
+            return Woodbury(opt.diagonal, J, 2.0 / obj.n)
+
+        loss, stopped = woodbury_trust_region_step(
+            lambda: obj.loss(smooth), obj.params, opt, preconditioner
+        )
+        return loss, STOP if stopped else 1
+
+
 class Batches:
     """The mini-batch order of a phase: a seeded permutation of the `N` training samples,
     drawn again when fewer than `size` samples of it are left (a new epoch; the tail of
@@ -281,4 +331,5 @@ PHASES: dict[str, PhaseKind] = {
     "newton": Newton(),
     "trust_region": TrustRegionPhase(),
     "kink_newton": KinkNewtonPhase(),
+    "woodbury_newton": WoodburyNewtonPhase(),
 }
