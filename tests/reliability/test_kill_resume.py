@@ -48,6 +48,14 @@ def _finish(*args: str, cwd: Path) -> None:
     assert proc.returncode == 0, err
 
 
+def _finish_here(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command run again after the kill, in this process (`cli.main`), for commands
+    whose points train in a spawned pool of worker processes (as the killed run's did)."""
+    with monkeypatch.context() as m:
+        m.chdir(cwd)
+        assert cli.main([*args, "--quiet"]) == 0
+
+
 def _kill_after_first_checkpoint(proc: subprocess.Popen, points: Path, seed: int) -> None:
     """SIGKILL `proc` at a seeded random moment after a checkpoint appears under `points`."""
     deadline = time.monotonic() + 300
@@ -92,10 +100,12 @@ def clean_run(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_killed_run_resumes_bitwise(tmp_path, clean_run, seed):
+def test_a_killed_run_resumes_bitwise(tmp_path, clean_run, seed, monkeypatch):
     proc = _cli(*RUN_LONGER, "--out", "killed", cwd=tmp_path)
     _kill_after_first_checkpoint(proc, tmp_path / "killed" / "points", seed)
-    _finish("run", FLAGSHIP, "--preset", "smoke", "--out", "killed", "--resume", cwd=tmp_path)
+    # Resumed with 2 jobs (`--jobs` auto on 2 cores): its points in a pool of 2 processes.
+    resume = ["run", FLAGSHIP, "--preset", "smoke", "--out", "killed", "--resume"]
+    _finish_here(*resume, "--jobs", "2", cwd=tmp_path, monkeypatch=monkeypatch)
     _assert_same_run_folder(clean_run / "points", tmp_path / "killed" / "points")
     for name in ("claims.json",):
         assert json.loads((tmp_path / "killed" / name).read_text()) == json.loads(
@@ -156,7 +166,7 @@ def _attempts(runs: Path) -> dict[str, int]:
     }
 
 
-def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_path):
+def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_path, monkeypatch):
     spec = tmp_path / "sweep.yaml"
     spec.write_text(SWEEP)
     # The clean sweep's driver runs in this process (its runs, as the killed sweep's, in a
@@ -173,7 +183,8 @@ def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_
     assert {p: p.stat().st_mtime_ns for p in runs.glob("*/metrics.csv")} == before
     done_before = {p.parent.name for p in runs.glob("*/status") if "DONE" in p.read_text()}
     attempts_before = _attempts(runs)
-    _finish("sweep", str(spec), "--out", "killed", "--jobs", "2", cwd=tmp_path)
+    again = ["sweep", str(spec), "--out", "killed", "--jobs", "2"]
+    _finish_here(*again, cwd=tmp_path, monkeypatch=monkeypatch)
     attempts = _attempts(runs)
     assert len(attempts) == 4
     for rid in done_before:  # finished before the kill: never trained again
@@ -186,12 +197,12 @@ def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_
 REPRODUCE = "leaky-resnet/coi-*,leaky-resnet/discretization,leaky-resnet/hamiltonian-*"
 
 
-def test_a_killed_reproduce_finishes_every_point_once(tmp_path):
+def test_a_killed_reproduce_finishes_every_point_once(tmp_path, monkeypatch):
     args = ["reproduce", "--preset", "smoke", "--only", REPRODUCE, "--out", "repro"]
     proc = _cli(*args, cwd=tmp_path)
     _kill_after_first_checkpoint(proc, tmp_path / "repro", seed=3)
     unfinished = [p for p in (tmp_path / "repro").rglob("claims.json")]
-    _finish(*args, cwd=tmp_path)
+    _finish_here(*args, "--jobs", "2", cwd=tmp_path, monkeypatch=monkeypatch)
     trained = [p for p in (tmp_path / "repro").rglob("points") if p.is_dir()]
     assert len(unfinished) < 4 and len(list((tmp_path / "repro").rglob("claims.json"))) == 4
     for points in trained:
