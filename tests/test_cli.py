@@ -1,4 +1,5 @@
-"""The `bottlenecklab` command, run as `python -m bottlenecklab` in a temporary folder.
+"""The `bottlenecklab` command: `cli.main` called in this process from a temporary folder,
+and `python -m bottlenecklab` in a real process for the entry point itself.
 
 Contract (spec README): exit 0 when a run completes (claims may fail), 1 with `--strict`
 and a failed claim, 2 with exactly one line on stderr (no traceback) on bad input.
@@ -6,10 +7,14 @@ and a failed claim, 2 with exactly one line on stderr (no traceback) on bad inpu
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,8 +27,31 @@ SMOKE = ["run", FLAGSHIP, "--preset", "smoke", "--quiet"]
 FAST = ["--set", "train.phases.0.steps=4", "--set", "train.phases.1.steps=2"]
 
 
-def bl(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run the command with the project's interpreter, from `cwd`."""
+@dataclass(frozen=True)
+class Done:
+    """What a call of the command left: its exit status and its output."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def bl(cwd: Path, *args: str) -> Done:
+    """Run the command in this process (`cli.main(args)`) from `cwd`, capturing its output;
+    an exception that escapes `main` fails the test (a real process would print a traceback)."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(list(args))
+    finally:
+        os.chdir(here)
+    return Done(code, out.getvalue(), err.getvalue())
+
+
+def bl_process(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run `python -m bottlenecklab` with the project's interpreter, from `cwd`."""
     return subprocess.run(
         [sys.executable, "-m", "bottlenecklab", *args],
         cwd=cwd,
@@ -33,7 +61,7 @@ def bl(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def assert_bad_input(proc: subprocess.CompletedProcess, *fragments: str) -> str:
+def assert_bad_input(proc: Done | subprocess.CompletedProcess, *fragments: str) -> str:
     """Exit 2, exactly one line on stderr, no traceback; returns that line."""
     lines = proc.stderr.splitlines()
     assert proc.returncode == 2, proc.stderr
@@ -45,7 +73,7 @@ def assert_bad_input(proc: subprocess.CompletedProcess, *fragments: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+def smoke_run(tmp_path_factory) -> tuple[Path, Done]:
     cwd = tmp_path_factory.mktemp("cli")
     proc = bl(cwd, *SMOKE, "--out", "run")
     return cwd / "run", proc
@@ -59,8 +87,9 @@ def run_copy(smoke_run, tmp_path) -> Path:
     return tmp_path / "run"
 
 
-def test_list_shows_the_flagship(tmp_path):
-    proc = bl(tmp_path, "list")
+def test_list_in_a_real_process_shows_the_flagship(tmp_path):
+    """The entry point itself: `python -m bottlenecklab list` in its own process."""
+    proc = bl_process(tmp_path, "list")
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith(FLAGSHIP))
     assert "000 Fig 1a" in line
@@ -175,29 +204,37 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, fragments):
     assert not (tmp_path / "runs").exists()  # nothing was started
 
 
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        ([*SMOKE, "--set", "model.widht=3"], ["unknown key", "did you mean width", "depth"]),
+        (["frobnicate"], ["invalid choice"]),
+    ],
+    ids=["config-error", "parser-error"],
+)
+def test_bad_input_in_a_real_process_exits_2_with_one_line(tmp_path, args, fragments):
+    """The contract where a traceback would show: stderr of a real `python -m bottlenecklab`."""
+    assert_bad_input(bl_process(tmp_path, *args), *fragments)
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
 def test_device_cuda_without_a_gpu(tmp_path):
     assert_bad_input(bl(tmp_path, *SMOKE, "--device", "cuda", "--out", "run"), "cuda")
 
 
-def test_large_step_times_leak_warns_in_one_line(tmp_path):
-    proc = bl(
-        tmp_path,
-        *SMOKE,
-        *FAST,
-        "--set",
-        "model.depth=2",
-        "--set",
-        "leaks=4,8",
-        "--out",
-        "run",
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stderr.splitlines()
-    warns = [ln for ln in lines if ln.startswith("warning:")]
+def test_large_step_times_leak_warns_in_one_line(tmp_path, monkeypatch, capfd):
+    """The two points train in a pool of worker processes: their warnings are read from
+    the file descriptors they share with this process (`capfd`), as a terminal shows them."""
+    monkeypatch.chdir(tmp_path)
+    args = [*SMOKE, *FAST, "--set", "model.depth=2", "--set", "leaks=4,8", "--out", "run"]
+    code = cli.main(args)
+    err = capfd.readouterr().err
+    assert code == 0, err
+    warns = [ln for ln in err.splitlines() if ln.startswith("warning:")]
     assert warns and all("layer step times leak" in ln for ln in warns)
     assert all("use more layers" in ln for ln in warns)  # the whole message on its line
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize("option", ["--jobs", "--threads"])

@@ -114,27 +114,16 @@ def test_a_second_process_is_refused_in_one_line(held):
     assert f"pid {proc.pid}" in str(info.value) and "\n" not in str(info.value)
 
 
-def test_the_cli_refuses_a_folder_in_use_with_exit_2(held):
+def test_the_cli_refuses_a_folder_in_use_with_exit_2(held, capsys):
+    """The command (`cli.main`, in this process) on a folder the other process holds."""
+    from bottlenecklab.cli import main
+
     folder, proc = held
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bottlenecklab",
-            "run",
-            "leaky-resnet/coi-minima",
-            "--preset",
-            "smoke",
-            "--out",
-            str(folder),
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 2 and len(res.stderr.splitlines()) == 1, res.stderr
-    assert "in use by pid" in res.stderr and not (folder / "config.json").exists()
+    args = ["run", "leaky-resnet/coi-minima", "--preset", "smoke", "--out", str(folder)]
+    assert main([*args, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert "in use by pid" in err and not (folder / "config.json").exists()
 
 
 def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path):

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -119,15 +117,12 @@ def test_smoke_run_reports_every_claim_and_figure(name, smoke_record) -> None:
     assert any(CLOSED_FORMS & set(EXPECTED[name][2]) <= set(p.scalars) for p in record.points)
 
 
-def test_smoke_run_through_the_cli(tmp_path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bottlenecklab", "run", LINEAR, "--preset", "smoke"]
-        + ["--out", str(tmp_path / "run"), "--jobs", "1", "--threads", "1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
+def test_smoke_run_through_the_cli(tmp_path, capsys) -> None:
+    """`bottlenecklab run` (`cli.main`, in this process) on the smoke preset."""
+    from bottlenecklab.cli import main
+
+    args = ["run", LINEAR, "--preset", "smoke", "--out", str(tmp_path / "run")]
+    assert main([*args, "--jobs", "1", "--threads", "1"]) == 0, capsys.readouterr().err
     assert (tmp_path / "run" / "claims.json").exists()
 
 

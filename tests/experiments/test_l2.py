@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -117,23 +115,12 @@ def test_single_point_training_curves_render_without_warnings(smoke_record):
 
 
 def test_cli_smoke(tmp_path):
+    """`bottlenecklab run` (`cli.main`, in this process) on the smoke preset."""
+    from bottlenecklab.cli import main
+
     out = tmp_path / "run"
-    cmd = [
-        sys.executable,
-        "-m",
-        "bottlenecklab",
-        "run",
-        "l2/counterexample",
-        "--preset",
-        "smoke",
-        "--out",
-        str(out),
-        "--jobs",
-        "1",
-        "--threads",
-        "1",
-    ]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    args = ["run", "l2/counterexample", "--preset", "smoke", "--out", str(out), "--quiet"]
+    assert main([*args, "--jobs", "1", "--threads", "1"]) == 0
     assert (out / "claims.json").exists()
 
 

@@ -114,13 +114,14 @@ def test_failed_ensemble_leaves_its_runs_to_finish_alone(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore")
-def test_experiment_run_with_ensembles_matches_the_plain_run(tmp_path):
+def test_experiment_run_with_ensembles_matches_the_plain_run(tmp_path, smoke_record):
     """`run --ensemble`: the flagship's L~ points train as one ensemble, same points/claims."""
-    from bottlenecklab.experiments import get, resolve_config, run_experiment
+    from bottlenecklab.experiments import run_experiment
 
-    exp = get("leaky-resnet/hamiltonian-vs-depth")
-    cfg = resolve_config(exp, "smoke", {"train.dtype": "float64"})
-    plain = run_experiment(exp, cfg, tmp_path / "plain", preset="smoke", progress=False)
+    # The plain run: the session's (shared with tests/sweeps/test_ray.py).
+    exp, cfg, plain_out, plain = smoke_record(
+        "leaky-resnet/hamiltonian-vs-depth", {"train.dtype": "float64"}
+    )
     out = tmp_path / "run"
     batched = run_experiment(exp, cfg, out, preset="smoke", progress=False, ensemble=8)
     metas = [json.loads(p.read_text()) for p in (out / "points").glob("*/meta.json")]
@@ -130,7 +131,7 @@ def test_experiment_run_with_ensembles_matches_the_plain_run(tmp_path):
         assert a.point == b.point and a.status == b.status and a.steps == b.steps
         for key in ("train_cost", "test_cost"):
             assert _close(a.scalars[key], b.scalars[key]), (a.point, key)
-        _same_training(tmp_path / "plain" / "points" / a.id, out / "points" / b.id)
+        _same_training(plain_out / "points" / a.id, out / "points" / b.id)
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -333,26 +333,12 @@ def test_monotone_reads_cold_starts_only():
 
 
 def test_cli_smoke_run(tmp_path):
-    import subprocess
-    import sys
+    """`bottlenecklab run` (`cli.main`, in this process) on the smoke preset."""
+    from bottlenecklab.cli import main
 
     out = tmp_path / "cli"
-    cmd = [
-        sys.executable,
-        "-m",
-        "bottlenecklab",
-        "run",
-        "saddle/circle-escape",
-        "--preset",
-        "smoke",
-        "--out",
-        str(out),
-        "--jobs",
-        "1",
-        "--threads",
-        "1",
-    ]
-    subprocess.run(cmd, check=True, capture_output=True)
+    args = ["run", "saddle/circle-escape", "--preset", "smoke", "--out", str(out), "--quiet"]
+    assert main([*args, "--jobs", "1", "--threads", "1"]) == 0
     assert (out / "claims.json").exists() and (out / "figures" / "circle_escape.png").exists()
 
 

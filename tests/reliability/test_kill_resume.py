@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from bottlenecklab import cli
 from bottlenecklab.training import load_checkpoint
 
 FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
@@ -45,6 +46,14 @@ def _finish(*args: str, cwd: Path) -> None:
     proc = _cli(*args, cwd=cwd)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
+
+
+def _finish_here(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command run again after the kill, in this process (`cli.main`), for commands
+    whose points train in a spawned pool of worker processes (as the killed run's did)."""
+    with monkeypatch.context() as m:
+        m.chdir(cwd)
+        assert cli.main([*args, "--quiet"]) == 0
 
 
 def _kill_after_first_checkpoint(proc: subprocess.Popen, points: Path, seed: int) -> None:
@@ -78,17 +87,29 @@ def _assert_same_run_folder(clean: Path, resumed: Path) -> None:
         assert (b.parent / "status").read_text().strip() == "DONE"
 
 
+RUN_LONGER = ["run", FLAGSHIP, "--preset", "smoke", "--jobs", "1", *LONGER]
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory) -> Path:
+    """The uninterrupted run of `RUN_LONGER` (its own process, as the killed one), shared by
+    the kill moments of `test_a_killed_run_resumes_bitwise`."""
+    cwd = tmp_path_factory.mktemp("clean")
+    _finish(*RUN_LONGER, "--out", "clean", cwd=cwd)
+    return cwd / "clean"
+
+
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_killed_run_resumes_bitwise(tmp_path, seed):
-    args = ["run", FLAGSHIP, "--preset", "smoke", "--jobs", "1", *LONGER]
-    _finish(*args, "--out", "clean", cwd=tmp_path)
-    proc = _cli(*args, "--out", "killed", cwd=tmp_path)
+def test_a_killed_run_resumes_bitwise(tmp_path, clean_run, seed, monkeypatch):
+    proc = _cli(*RUN_LONGER, "--out", "killed", cwd=tmp_path)
     _kill_after_first_checkpoint(proc, tmp_path / "killed" / "points", seed)
-    _finish("run", FLAGSHIP, "--preset", "smoke", "--out", "killed", "--resume", cwd=tmp_path)
-    _assert_same_run_folder(tmp_path / "clean" / "points", tmp_path / "killed" / "points")
+    # Resumed with 2 jobs (`--jobs` auto on 2 cores): its points in a pool of 2 processes.
+    resume = ["run", FLAGSHIP, "--preset", "smoke", "--out", "killed", "--resume"]
+    _finish_here(*resume, "--jobs", "2", cwd=tmp_path, monkeypatch=monkeypatch)
+    _assert_same_run_folder(clean_run / "points", tmp_path / "killed" / "points")
     for name in ("claims.json",):
         assert json.loads((tmp_path / "killed" / name).read_text()) == json.loads(
-            (tmp_path / "clean" / name).read_text()
+            (clean_run / name).read_text()
         )
 
 
@@ -126,7 +147,7 @@ experiment: leaky-resnet/hamiltonian-vs-depth
 preset: smoke
 set:
   train.phases:
-    - {optimizer: adam, steps: 900, lr: 0.01}
+    - {optimizer: adam, steps: 450, lr: 0.01}
     - {optimizer: lbfgs, steps: 10, lr: 1.0}
   train.log_every: 25
   train.checkpoint_every: 50
@@ -145,10 +166,13 @@ def _attempts(runs: Path) -> dict[str, int]:
     }
 
 
-def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_path):
+def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_path, monkeypatch):
     spec = tmp_path / "sweep.yaml"
     spec.write_text(SWEEP)
-    _finish("sweep", str(spec), "--out", "clean", "--jobs", "2", cwd=tmp_path)
+    # The clean sweep's driver runs in this process (its runs, as the killed sweep's, in a
+    # pool of 2 spawned worker processes with one thread each).
+    clean = ["sweep", str(spec), "--out", str(tmp_path / "clean"), "--jobs", "2", "--quiet"]
+    assert cli.main(clean) == 0
     proc = _cli("sweep", str(spec), "--out", "killed", "--jobs", "2", cwd=tmp_path)
     runs = tmp_path / "killed" / "runs"
     _kill_after_first_checkpoint(proc, runs, seed=2)
@@ -159,7 +183,8 @@ def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_
     assert {p: p.stat().st_mtime_ns for p in runs.glob("*/metrics.csv")} == before
     done_before = {p.parent.name for p in runs.glob("*/status") if "DONE" in p.read_text()}
     attempts_before = _attempts(runs)
-    _finish("sweep", str(spec), "--out", "killed", "--jobs", "2", cwd=tmp_path)
+    again = ["sweep", str(spec), "--out", "killed", "--jobs", "2"]
+    _finish_here(*again, cwd=tmp_path, monkeypatch=monkeypatch)
     attempts = _attempts(runs)
     assert len(attempts) == 4
     for rid in done_before:  # finished before the kill: never trained again
@@ -167,15 +192,19 @@ def test_a_killed_sweep_driver_leaves_no_orphan_and_every_run_finishes_once(tmp_
     _assert_same_run_folder(tmp_path / "clean" / "runs", runs)
 
 
-def test_a_killed_reproduce_finishes_every_point_once(tmp_path):
-    """Every paper-000 smoke preset (so the kill lands with experiments still to run)."""
-    args = ["reproduce", "--preset", "smoke", "--only", "leaky-resnet/*", "--out", "repro"]
+# Four of paper 000's smoke presets, the 6-point `discretization` among them (so the kill
+# lands with experiments still to run).
+REPRODUCE = "leaky-resnet/coi-*,leaky-resnet/discretization,leaky-resnet/hamiltonian-*"
+
+
+def test_a_killed_reproduce_finishes_every_point_once(tmp_path, monkeypatch):
+    args = ["reproduce", "--preset", "smoke", "--only", REPRODUCE, "--out", "repro"]
     proc = _cli(*args, cwd=tmp_path)
     _kill_after_first_checkpoint(proc, tmp_path / "repro", seed=3)
     unfinished = [p for p in (tmp_path / "repro").rglob("claims.json")]
-    _finish(*args, cwd=tmp_path)
+    _finish_here(*args, "--jobs", "2", cwd=tmp_path, monkeypatch=monkeypatch)
     trained = [p for p in (tmp_path / "repro").rglob("points") if p.is_dir()]
-    assert len(unfinished) < 6 and len(list((tmp_path / "repro").rglob("claims.json"))) == 6
+    assert len(unfinished) < 4 and len(list((tmp_path / "repro").rglob("claims.json"))) == 4
     for points in trained:
         assert {p.read_text().strip() for p in points.glob("*/status")} == {"DONE"}
         assert set(_attempts(points).values()) <= {1, 2}

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 
-import pytest
-
 from bottlenecklab.sweeps import DONE, LocalExecutor, RunRequest, RunStore, Settings, run_sweep
 from bottlenecklab.sweeps._store import MetricsLog
 from bottlenecklab.sweeps._testing import counting_run
@@ -38,24 +36,11 @@ def test_200_local_runs_on_2_jobs_each_finish_once(tmp_path):
     assert (again.skipped, again.done) == (200, 0)  # nothing is trained twice
 
 
-def test_a_ray_sweep_with_a_worker_killed_mid_way_finishes_every_run_once(tmp_path):
-    ray = pytest.importorskip("ray")
-    import logging
-
+def test_a_ray_sweep_with_a_worker_killed_mid_way_finishes_every_run_once(tmp_path, ray_cluster):
     from bottlenecklab.sweeps import RayExecutor
 
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.ERROR,
-    )
-    try:
-        reqs = _requests(24, die={7})  # run 7's worker process dies after step 2
-        report = run_sweep(reqs, counting_run, RayExecutor(), Settings(tmp_path))
-    finally:
-        ray.shutdown()
+    reqs = _requests(24, die={7})  # run 7's worker process dies after step 2
+    report = run_sweep(reqs, counting_run, RayExecutor(), Settings(tmp_path))
     assert (report.done, report.failed) == (24, 0)
     _assert_each_finished_once(RunStore(tmp_path), reqs, killed={7})
 

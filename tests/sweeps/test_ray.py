@@ -1,7 +1,6 @@
-"""The ray executor on a real local Ray cluster (`ray.init(num_cpus=2)`), no mocks."""
+"""The ray executor on a real local Ray cluster (2 CPUs, the session's `ray_cluster`), no mocks."""
 
 import json
-import logging
 
 import pytest
 import torch
@@ -10,10 +9,12 @@ ray = pytest.importorskip("ray")
 
 from bottlenecklab.experiments import (  # noqa: E402
     EXPERIMENTS,
+    Job,
     get,
     point_requests,
     resolve_config,
     run_experiment,
+    run_experiments,
     run_point,
 )
 from bottlenecklab.sweeps import (  # noqa: E402
@@ -32,18 +33,7 @@ from bottlenecklab.sweeps._testing import DieOnce, counting_run  # noqa: E402
 EXP = "leaky-resnet/hamiltonian-vs-depth"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cluster():
-    # address="local": a private 2-CPU cluster, even if another is running on this machine
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.ERROR,
-    )
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 def _requests(extra):
@@ -104,40 +94,54 @@ def _assert_same_spectra(rows, ref, rtol):
 GRID_EXPERIMENTS = sorted(n for n, e in EXPERIMENTS.items() if e.grid)
 
 
+@pytest.fixture(scope="module")
+def grid_runs(tmp_path_factory, ray_cluster) -> dict[tuple[str, str], tuple]:
+    """`(executor, name) -> (out, record)`: every grid experiment's smoke run on
+    `LocalExecutor(2)` and on `RayExecutor()`. Each executor takes all of them in one
+    `run_experiments` call (the path of `reproduce`: one pool of 2 worker processes,
+    spawned once), each experiment into its own folder, with its own tables and claims."""
+    root = tmp_path_factory.mktemp("grid")
+    runs = {}
+    for label, executor in [("local2", LocalExecutor(2)), ("ray", RayExecutor())]:
+        jobs = [
+            Job(get(n), resolve_config(get(n), "smoke"), root / label / n, "smoke")
+            for n in GRID_EXPERIMENTS
+        ]
+        records = run_experiments(jobs, executor=executor, progress=False)
+        for name, job, record in zip(GRID_EXPERIMENTS, jobs, records):
+            runs[label, name] = (job.out, record)
+    return runs
+
+
 @pytest.mark.parametrize("name", GRID_EXPERIMENTS)
-def test_grid_experiment_gives_the_same_results_on_local_and_ray(tmp_path, name):
-    exp = get(name)
-    cfg = resolve_config(exp, "smoke")
+def test_grid_experiment_gives_the_same_results_on_local_and_ray(smoke_record, grid_runs, name):
+    # The reference, `LocalExecutor(1)`: the session's smoke run of the experiment.
+    _, cfg, ref, ref_record = smoke_record(name)
+    runs = {"local1": (ref, ref_record), **{k: grid_runs[k, name] for k in ("local2", "ray")}}
     outs = {}
-    for name, executor in [
-        ("local1", LocalExecutor(1)),
-        ("local2", LocalExecutor(2)),
-        ("ray", RayExecutor()),
-    ]:
-        out = tmp_path / name
-        record = run_experiment(exp, cfg, out, preset="smoke", executor=executor, progress=False)
-        assert all(p.status == "done" for p in record.points) and len(record.points) >= 1
-        outs[name] = out
+    for label, (out, record) in runs.items():
+        assert record.name == name and record.out == out, label
+        assert all(p.status == "done" for p in record.points) and len(record.points) >= 1, label
+        outs[label] = out
     ref_rows = read_rows(outs["local1"] / "summary.parquet")
     ref_spectra = read_rows(outs["local1"] / "spectra.parquet")
-    for name in ("local2", "ray"):
-        rows = read_rows(outs[name] / "summary.parquet")
-        assert _comparable(rows) == _comparable(ref_rows), name
+    for label in ("local2", "ray"):
+        rows = read_rows(outs[label] / "summary.parquet")
+        assert _comparable(rows) == _comparable(ref_rows), label
         _assert_same_metrics(rows, ref_rows, _rtol(cfg))
-        _assert_same_spectra(read_rows(outs[name] / "spectra.parquet"), ref_spectra, _rtol(cfg))
-        claims = json.loads((outs[name] / "claims.json").read_text())
+        _assert_same_spectra(read_rows(outs[label] / "spectra.parquet"), ref_spectra, _rtol(cfg))
+        claims = json.loads((outs[label] / "claims.json").read_text())
         ref_claims = json.loads((outs["local1"] / "claims.json").read_text())
         assert [c["id"] for c in claims] == [c["id"] for c in ref_claims]
 
 
-def test_killed_training_is_retried_and_resumes_to_the_same_result(tmp_path):
-    exp = get(EXP)
-    cfg = resolve_config(exp, "smoke")
+def test_killed_training_is_retried_and_resumes_to_the_same_result(tmp_path, smoke_record):
+    # The clean runs: the points of the session's smoke run (`LocalExecutor(1)`).
+    exp, cfg, ref, _ = smoke_record(EXP)
     reqs = point_requests(exp, cfg)
-    run_sweep(reqs, run_point, LocalExecutor(1), Settings(tmp_path / "clean"))
     report = run_sweep(reqs, DieOnce(run_point), RayExecutor(), Settings(tmp_path / "killed"))
     assert report.done == len(reqs)
-    clean, killed = RunStore(tmp_path / "clean"), RunStore(tmp_path / "killed")
+    clean, killed = RunStore(ref / "points"), RunStore(tmp_path / "killed")
     for r in reqs:
         assert killed.meta(r.run_id)["attempts"] == 2  # the first attempt died
         # Local process vs Ray worker: compared on the well-conditioned costs only (the
@@ -148,14 +152,13 @@ def test_killed_training_is_retried_and_resumes_to_the_same_result(tmp_path):
         assert b.info["steps"] == a.info["steps"]
 
 
-def test_ensembles_run_as_ray_tasks_with_the_same_results(tmp_path):
+def test_ensembles_run_as_ray_tasks_with_the_same_results(tmp_path, smoke_record):
     """`ensemble=4`: the flagship's points train as one ensemble on a Ray worker first."""
-    exp = get(EXP)
     # float64, compared on the well-conditioned costs and per-step losses (batched and
-    # single GEMMs round differently; see tests/experiments/test_run_point.py).
-    cfg = resolve_config(exp, "smoke", {"train.dtype": "float64"})
+    # single GEMMs round differently; see tests/experiments/test_run_point.py). The plain
+    # run is the session's (shared with test_run_point.py).
+    exp, cfg, plain_out, plain = smoke_record(EXP, {"train.dtype": "float64"})
     rtol = torch.finfo(torch.float64).eps ** 0.5
-    plain = run_experiment(exp, cfg, tmp_path / "plain", preset="smoke", progress=False)
     out = tmp_path / "ray"
     batched = run_experiment(
         exp, cfg, out, preset="smoke", executor=RayExecutor(), progress=False, ensemble=4
@@ -167,8 +170,8 @@ def test_ensembles_run_as_ray_tasks_with_the_same_results(tmp_path):
         for key in ("train_cost", "test_cost"):
             assert b.scalars[key] == pytest.approx(a.scalars[key], rel=rtol)
     loss = {
-        name: [(r["step"], r["loss"]) for r in read_rows(tmp_path / name / "metrics.parquet")]
-        for name in ("plain", "ray")
+        name: [(r["step"], r["loss"]) for r in read_rows(folder / "metrics.parquet")]
+        for name, folder in (("plain", plain_out), ("ray", out))
     }
     assert [s for s, _ in loss["plain"]] == [s for s, _ in loss["ray"]]
     for (_, a), (_, b) in zip(loss["plain"], loss["ray"]):
