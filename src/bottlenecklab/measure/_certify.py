@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import math
 from collections.abc import Callable, Sequence
@@ -442,6 +443,9 @@ class _Forward(torch.nn.Module):
 
 COLUMN_BYTES = 2**28  # memory of the Jacobian columns computed at once (one vmap)
 STORE_BYTES = 2**30  # up to this size the Jacobian is kept whole; beyond, its Gram by blocks
+GRAM_BYTES = 2**28  # the factored `J^T J` `[K, K]` is formed up to this size; beyond, matrix-free
+GRAM_BLOCK_BYTES = 2**25  # a block of rows of `J^T J` formed at once
+MATRIX_FREE_ITER = 50  # L-BFGS-B iterations of one matrix-free round (tripoints deep: 6 CPU s)
 
 
 class _KinkProblem:
@@ -673,14 +677,82 @@ class _KinkProblem:
 
     @staticmethod
     def _factored_gram(factors: list[_Factor], K: int, like: torch.Tensor) -> torch.Tensor:
-        """`J^T J` `[K, K]` from the factors: `sum (x_i . x_j)(delta_i . delta_j)`."""
+        """`J^T J` `[K, K]` from the factors: `sum (x_i . x_j)(delta_i . delta_j)`, by
+        blocks of rows (`GRAM_BLOCK_BYTES` per temporary)."""
         G = torch.zeros(K, K, dtype=like.dtype, device=like.device)
-        for f in factors:
-            dd = f.delta @ f.delta.T
-            G += f.M.scale**2 * (f.x @ f.x.T) * dd
-            if f.b is not None:
-                G += f.b.scale**2 * dd
+        size = max(1, GRAM_BLOCK_BYTES // (8 * K))
+        for lo in range(0, K, size):
+            rows = G[lo : lo + size]
+            for f in factors:
+                dd = f.delta[lo : lo + size] @ f.delta.T
+                rows.addcmul_(f.x[lo : lo + size] @ f.x.T, dd, value=f.M.scale**2)
+                if f.b is not None:
+                    rows.add_(dd, alpha=f.b.scale**2)
         return G
+
+    def _factored_product(self, factors: list[_Factor], v: torch.Tensor) -> torch.Tensor:
+        """`J v` `[P]` for `v` `[K]` from the factors: `sum v_i (x_i^T delta_i)` at each
+        product's parameter entries (and `sum v_i delta_i` at its bias)."""
+        parts = [torch.zeros_like(p) for p in self.params]
+        for f in factors:
+            f.M.add_to(parts[f.M.param], f.M.scale * (f.x.T @ (v[:, None] * f.delta)))
+            if f.b is not None:
+                f.b.add_to(parts[f.b.param], f.b.scale * (f.delta.T @ v))
+        return torch.cat([t.reshape(-1) for t in parts])
+
+    def _product(self, s: torch.Tensor, c: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """`J v` `[P]` for `v` `[K]`: `grad_theta sum_i c_i v_i z_i` (one backward pass
+        over the kinked rows; column `i` of `J` is `c_i grad_theta z_i`)."""
+        mode = _Chosen(self._derivatives(s))
+        with mode:
+            self.forward(self.X)
+        w = torch.split(c * v, self.sizes)
+        live = [
+            (torch.zeros_like(z).masked_scatter(m, wi) * z).sum()
+            for z, m, wi in zip(mode.z, self.masks, w)
+            if z.requires_grad
+        ]
+        if not live:
+            return torch.zeros_like(self.g_fixed)
+        return _flat(self.params, torch.autograd.grad(sum(live), self.params, allow_unused=True))
+
+    def _matrix_free(
+        self,
+        factors: list[_Factor] | None,
+        s: torch.Tensor,
+        c: torch.Tensor,
+        g: torch.Tensor,
+    ) -> torch.Tensor:
+        """The linearized problem `min ||g + J (s' - s)||` over the box without `J^T J`
+        (`K` beyond `GRAM_BYTES`): L-BFGS-B from `s` on `1/2 ||b + J s'||^2`, its
+        gradient `J^T (b + J s')`, the products from the factors where `J` is factored,
+        else by backward passes (`_product`, `_transposed`); `MATRIX_FREE_ITER`
+        iterations at most. Its `s'` is feasible, so the certificate computed from it is
+        the norm of a generalized gradient that exists: an upper bound of the minimum.
+        """
+        if factors is not None:
+            product = functools.partial(self._factored_product, factors)
+            transposed = functools.partial(self._factored_transposed, factors)
+        else:
+            product = functools.partial(self._product, s, c)
+            transposed = functools.partial(self._transposed, s, c)
+        b = g - product(s)
+        x0 = s.detach().cpu().numpy()
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            r = b + product(torch.as_tensor(x).to(b))
+            return 0.5 * float(r @ r), transposed(r).cpu().numpy()
+
+        scale = max(fun(x0)[0], np.finfo(np.float64).tiny)  # its stopping rule is absolute
+        res = scipy.optimize.minimize(
+            lambda x: tuple(t / scale for t in fun(x)),
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=scipy.optimize.Bounds(0.0, 1.0),
+            options={"maxiter": MATRIX_FREE_ITER, "ftol": 1e-12, "gtol": 1e-12},
+        )
+        return torch.as_tensor(res.x, dtype=torch.float64).clamp(0.0, 1.0)
 
     def _columns_gram(self, s: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """`J^T J` `[K, K]` from the columns: whole when `J` fits in `STORE_BYTES`, beyond
@@ -708,8 +780,12 @@ class _KinkProblem:
 
         Each round solves the linearized problem `min ||g + J (s' - s)||` over the box
         exactly (`box_least_squares_gram`, from `J^T J` and `J^T g`) and keeps `s'` if it
-        lowers `||g||`. Where `g` is affine the Jacobian is formed once and the next
-        rounds refine the solution against the recomputed residual.
+        lowers `||g||`. Where `J^T J` would exceed `GRAM_BYTES` (`K` far above the
+        parameter count, e.g. units dead on every sample: `N` kink entries each), the
+        round is matrix-free instead (`_matrix_free`: L-BFGS-B on the products `J v` and
+        `J^T r`, from the factors or by backward passes; memory `O(K + P)` besides them). Where
+        `g` is affine the Jacobian is formed once and the next rounds refine the solution
+        against the recomputed residual.
         """
         s = self.s0
         raw, u = self._start
@@ -722,15 +798,20 @@ class _KinkProblem:
             c = self._coefficients(u)
             if G is None or not self.affine:
                 factors = self._factors(s, c)
-                if factors is not None:
+                if 8 * len(s) ** 2 > GRAM_BYTES:
+                    G = "matrix-free"
+                elif factors is not None:
                     G = self._factored_gram(factors, len(s), s)
                 else:
                     G = self._columns_gram(s, c)
-            if factors is not None:
-                h = self._factored_transposed(factors, g)
+            if isinstance(G, str):
+                s_new = self._matrix_free(factors, s, c, g).to(s.device)
             else:
-                h = self._transposed(s, c, g)  # J^T g
-            s_new = box_least_squares_gram(G, G @ s - h).to(s.device)
+                if factors is not None:
+                    h = self._factored_transposed(factors, g)
+                else:
+                    h = self._transposed(s, c, g)  # J^T g
+                s_new = box_least_squares_gram(G, G @ s - h).to(s.device)
             raw, u_new = self._rows_gradient(s_new)
             g_new = self.g_fixed + raw
             value = float(g_new.pow(2).sum())
@@ -783,6 +864,14 @@ class _Strided:
             return t.reshape(-1)[self.index]
         t = t.contiguous()
         return t.as_strided(self.shape, self.stride, t.storage_offset() + self.offset)
+
+    def add_to(self, t: torch.Tensor, values: torch.Tensor) -> None:
+        """Add `values` (shaped like the view) into `t` (a parameter-shaped tensor, contiguous)
+        at the view's entries."""
+        if self.index is not None:
+            t.view(-1).index_add_(0, self.index.reshape(-1), values.reshape(-1))
+        else:
+            t.as_strided(self.shape, self.stride, t.storage_offset() + self.offset).add_(values)
 
     def count(self, uses: torch.Tensor) -> None:
         """Add one to `uses` (flat, one per parameter entry) at the view's entries."""
