@@ -40,14 +40,15 @@ def main() -> dict[str, float]:
         with tempfile.TemporaryDirectory() as tmp:
             settings = Settings(Path(tmp), threads=1)
             wall, report = timed(lambda: run_sweep([req], run_point, LocalExecutor(2), settings))  # noqa: B023
-            meta = RunStore(Path(tmp)).meta(req.run_id)
+            store = RunStore(Path(tmp))
+            meta, error = store.meta(req.run_id), store.error(req.run_id)
         peak = float(meta.get("peak_rss_mb") or float("nan"))
         ok = report.done == 1 and peak <= BOUND_MB
         which = " ".join(f"{k}={v}" for k, v in labels.items())
         print(
             f"point-memory: {name} {which} quick: peak {peak / 1024:.2f} GB resident, "
             f"{wall:.0f} s wall ({'ok' if ok else 'OVER'}: bound {BOUND_MB / 1024:.0f} GB"
-            f"{'' if report.done else ', point not done'}; {load()})",
+            f"{'' if report.done else ', point not done: ' + error}; {load()})",
             flush=True,
         )
         out[name] = peak

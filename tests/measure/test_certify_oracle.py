@@ -118,6 +118,21 @@ class _Transposed(nn.Module):
         return self.b(torch.relu(self.a(x).T).T)
 
 
+class _Reshaped(nn.Module):
+    """A matrix product over other rows than the samples' (two rows per sample, as a
+    convolution applied per frequency): not the factored form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 6), nn.Linear(6, 2)
+        self.mix = nn.Parameter(torch.linspace(-1.0, 1.0, 9).reshape(3, 3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a(x))
+        h = (h.reshape(-1, 3) @ self.mix).reshape(len(x), 6)
+        return self.b(torch.relu(h))
+
+
 def _leaky(lift: str, n: int = 40):
     data = TeacherConfig(dims=(5, 2, 5), hidden=8, n_train=n, n_test=10).build(seed=0)
     net = LeakyResNetConfig(width=8, depth=5, leak=2.0, init_scale=0.5, lift=lift).build(
@@ -156,6 +171,7 @@ NETS = {
     "fcnn": (_fcnn, True),
     "elementwise-parameter": (lambda: _module(_Scaled), False),
     "rows-not-separable": (lambda: _module(_Transposed), False),
+    "product-over-other-rows": (lambda: _module(_Reshaped), False),
 }
 
 
@@ -242,3 +258,17 @@ def test_the_matrix_free_round_gives_the_gram_one_where_kinks_outnumber_paramete
     assert dense.stationarity * (1 - RTOL) <= free.stationarity
     assert free.stationarity == pytest.approx(dense.stationarity, rel=RTOL)
     assert free.iterations == dense.iterations
+
+
+def test_factors_formed_by_blocks_of_kinks_give_the_whole_ones(monkeypatch) -> None:
+    """The factors formed `FACTOR_ROWS` kink entries at a time, the factored form checked
+    on a probe of `PROBE` entries per call, give the certificate of the whole kink set."""
+    net, X, Y = _leaky("learned")
+    tau = _tau(net, X, 25)
+    whole = certify(net, (X, Y), 1e-2, tau=tau)
+    monkeypatch.setattr(cert_module, "FACTOR_ROWS", 4)
+    monkeypatch.setattr(cert_module, "PROBE", 1)
+    monkeypatch.setattr(cert_module, "_RECENT", {})
+    blocks = certify(net, (X, Y), 1e-2, tau=tau)
+    assert blocks.stationarity == pytest.approx(whole.stationarity, rel=RTOL)
+    assert blocks.iterations == whole.iterations

@@ -95,3 +95,14 @@ def test_a_killed_worker_is_recorded_with_its_signal_and_peak_memory(tmp_path):
     assert meta["worker_exit"] == -9
     assert meta["peak_rss_mb"] >= 64
     assert store.meta("r1")["peak_rss_mb"] > 0
+
+
+def test_runs_start_only_as_memory_allows(tmp_path):
+    """With a run's memory budget above what the machine has available, a 2-job executor
+    runs one run at a time (in one worker process: no second one is ever started), and
+    every run still finishes."""
+    reqs = _requests(3, {})
+    report = run_sweep(reqs, counting_run, LocalExecutor(2, memory_mb=1e12), Settings(tmp_path))
+    assert report.done == 3
+    pids = {(tmp_path / r.run_id / "pids.log").read_text() for r in reqs}
+    assert len(pids) == 1
