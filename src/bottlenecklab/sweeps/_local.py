@@ -26,7 +26,7 @@ from typing import Any
 
 from bottlenecklab._console import one_line_warnings
 from bottlenecklab.sweeps._execute import set_threads
-from bottlenecklab.sweeps._memory import available_mb, peak_rss_mb, rss_mb
+from bottlenecklab.sweeps._memory import available_mb, peak_rss_mb, reset_peak, rss_mb
 from bottlenecklab.sweeps._store import FAILED, RunRequest
 
 __all__ = ["JOB_MEMORY_MB", "Killed", "LocalExecutor"]
@@ -59,6 +59,7 @@ def _worker(conn: Connection, threads: int, driver_pid: int) -> None:
     on `None`."""
     _init_worker(threads, driver_pid)
     while True:
+        reset_peak()  # the driver reads the peak of the next run only (from /proc)
         try:
             task = conn.recv()
         except (EOFError, OSError):
