@@ -245,6 +245,13 @@ def test_jobs_and_threads_must_be_positive(option, value, capsys):
     assert len(err) == 1 and option in err[0] and "positive integer" in err[0]
 
 
+@pytest.mark.parametrize("value", ["0", "-1.5", "lots", "nan"])
+def test_job_memory_must_be_positive(value, capsys):
+    assert cli.main(["reproduce", "--job-memory", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--job-memory" in err[0] and "> 0" in err[0]
+
+
 @pytest.mark.parametrize("command", [["run", "leaky-resnet/hamiltonian-vs-depth"], ["reproduce"]])
 @pytest.mark.parametrize("value", ["1", "-3", "many"])
 def test_ensemble_size_is_zero_or_at_least_two(command, value, capsys):

@@ -43,6 +43,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
 def _ensemble_size(text: str) -> int:
     try:
         value = int(text)
@@ -139,6 +149,14 @@ def _add_execution(
         "--threads", type=_positive_int, default=None, help="torch threads per run (default 1)"
     )
     p.add_argument(
+        "--job-memory",
+        type=_positive_float,
+        default=None,
+        metavar="GB",
+        help="local: memory budget of a run; runs start only while the memory available "
+        "holds it (default 2, raised to the largest peak a run has shown)",
+    )
+    p.add_argument(
         "--ensemble",
         type=_ensemble_size,
         default=None,
@@ -158,12 +176,25 @@ def _device(args, device: str) -> str:
 
 
 def _auto_jobs(args, runs: int, threads: int) -> int:
-    """`--jobs`, or one job per core (each of `threads` threads), at most one per run."""
+    """`--jobs`, or one job per core (each of `threads` threads) and per `--job-memory`
+    of the memory available now, at most one per run."""
     import os
+
+    from bottlenecklab.sweeps import JOB_MEMORY_MB, available_mb
 
     if args.jobs is not None:
         return args.jobs
-    return max(1, min(runs, (os.cpu_count() or 1) // max(threads, 1)))
+    cores = (os.cpu_count() or 1) // max(threads, 1)
+    free = available_mb()
+    budget = _job_memory_mb(args) or JOB_MEMORY_MB
+    by_memory = int(free // budget) if free is not None else cores
+    return max(1, min(runs, cores, by_memory))
+
+
+def _job_memory_mb(args) -> float | None:
+    """`--job-memory` in MiB (None: not given)."""
+    gb = getattr(args, "job_memory", None)
+    return None if gb is None else gb * 1024
 
 
 def _make_executor(args, *, jobs: int | None = None, threads: int = 1, gpus: float = 0.0):
@@ -181,7 +212,14 @@ def _make_executor(args, *, jobs: int | None = None, threads: int = 1, gpus: flo
         except ImportError:
             raise BadInput("--executor ray needs Ray: pip install 'bottlenecklab[ray]'") from None
     address = getattr(args, "address", "auto")
-    return make_executor(name, jobs=jobs, threads=threads, address=address, gpus_per_run=gpus)
+    return make_executor(
+        name,
+        jobs=jobs,
+        threads=threads,
+        address=address,
+        gpus_per_run=gpus,
+        memory_mb=_job_memory_mb(args),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -118,6 +118,21 @@ class _Transposed(nn.Module):
         return self.b(torch.relu(self.a(x).T).T)
 
 
+class _Reshaped(nn.Module):
+    """A matrix product over other rows than the samples' (two rows per sample, as a
+    convolution applied per frequency): not the factored form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 6), nn.Linear(6, 2)
+        self.mix = nn.Parameter(torch.linspace(-1.0, 1.0, 9).reshape(3, 3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a(x))
+        h = (h.reshape(-1, 3) @ self.mix).reshape(len(x), 6)
+        return self.b(torch.relu(h))
+
+
 def _leaky(lift: str, n: int = 40):
     data = TeacherConfig(dims=(5, 2, 5), hidden=8, n_train=n, n_test=10).build(seed=0)
     net = LeakyResNetConfig(width=8, depth=5, leak=2.0, init_scale=0.5, lift=lift).build(
@@ -156,6 +171,7 @@ NETS = {
     "fcnn": (_fcnn, True),
     "elementwise-parameter": (lambda: _module(_Scaled), False),
     "rows-not-separable": (lambda: _module(_Transposed), False),
+    "product-over-other-rows": (lambda: _module(_Reshaped), False),
 }
 
 
@@ -206,3 +222,53 @@ def test_the_column_route_by_blocks_gives_the_whole_one(monkeypatch) -> None:
     monkeypatch.setattr(cert_module, "COLUMN_BYTES", 8 * 2 * 64)  # computed 2 at a time
     blocks = certify(net, (X, Y), 1e-2, tau=tau)
     assert blocks.stationarity == pytest.approx(whole.stationarity, rel=RTOL)
+
+
+def _wide_band(n: int = 40, entries: int = 120):
+    """A one-hidden-layer ReLU net (25 parameters; `g` affine in `s`: one call) and a kink
+    band that holds `entries` of its `6 n` pre-activation entries, far more than the
+    parameter count (as units dead on every sample give, `n` entries each)."""
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(n, 2, generator=g, dtype=torch.float64)
+    Y = torch.randn(n, 1, generator=g, dtype=torch.float64)
+    net = FCNNConfig(depth=2, width=6, slope=0.0).build(2, 1, seed=1, dtype=torch.float64)
+    return net, X, Y, _tau(net, X, entries)
+
+
+@pytest.mark.parametrize("route", ["factored", "columns"])
+def test_the_matrix_free_round_gives_the_gram_one_where_kinks_outnumber_parameters(
+    route: str, monkeypatch
+) -> None:
+    """With the kink set far above the parameter count (a wide kink band), the
+    matrix-free rounds (forced by `GRAM_BYTES = 0`; products from the factors, or by
+    backward passes where `J` is not factored) reach the stationarity of the exact
+    `J^T J` rounds; they never go below it (their derivatives are feasible: the exact
+    minimum of each affine round bounds them from below)."""
+    net, X, Y, tau = _wide_band()
+    if route == "columns":
+        monkeypatch.setattr(cert_module._KinkProblem, "_factors", lambda self, s, c: None)
+    P = sum(p.numel() for p in net.parameters())
+    dense = certify(net, (X, Y), 1e-2, tau=tau)
+    assert sum(dense.kinks) >= 4 * P
+    assert dense.stationarity < dense.smooth_stationarity  # the kinks were used
+    monkeypatch.setattr(cert_module, "GRAM_BYTES", 0)
+    monkeypatch.setattr(cert_module, "_RECENT", {})
+    free = certify(net, (X, Y), 1e-2, tau=tau)
+    assert free.kinks == dense.kinks
+    assert dense.stationarity * (1 - RTOL) <= free.stationarity
+    assert free.stationarity == pytest.approx(dense.stationarity, rel=RTOL)
+    assert free.iterations == dense.iterations
+
+
+def test_factors_formed_by_blocks_of_kinks_give_the_whole_ones(monkeypatch) -> None:
+    """The factors formed `FACTOR_ROWS` kink entries at a time, the factored form checked
+    on a probe of `PROBE` entries per call, give the certificate of the whole kink set."""
+    net, X, Y = _leaky("learned")
+    tau = _tau(net, X, 25)
+    whole = certify(net, (X, Y), 1e-2, tau=tau)
+    monkeypatch.setattr(cert_module, "FACTOR_ROWS", 4)
+    monkeypatch.setattr(cert_module, "PROBE", 1)
+    monkeypatch.setattr(cert_module, "_RECENT", {})
+    blocks = certify(net, (X, Y), 1e-2, tau=tau)
+    assert blocks.stationarity == pytest.approx(whole.stationarity, rel=RTOL)
+    assert blocks.iterations == whole.iterations

@@ -75,3 +75,34 @@ def test_set_threads_limits_the_blas_already_loaded() -> None:
         set_threads(1)
         blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
         assert blas and all(p["num_threads"] == 1 for p in blas)
+
+
+def test_a_killed_worker_is_recorded_with_its_signal_and_peak_memory(tmp_path):
+    """A run whose worker process is killed by `SIGKILL` (as by the OOM killer) is tried
+    again once, alone, and then recorded as killed, with the signal and its worker's peak
+    memory; the run beside it finishes (a death costs only its own run)."""
+    reqs = _requests(2, {0: {"kill_at": 2, "hold_mb": 64, "sleep": 0.6}})
+    reqs[1] = RunRequest("r1", {"x": 1, "steps": 4, "sleep": 0.6}, {"x": 1})
+    report = run_sweep(reqs, counting_run, LocalExecutor(2), Settings(tmp_path))
+    store = RunStore(tmp_path)
+    assert report.done == 1 and report.failed_ids == ["r0"]
+    assert store.status("r1") == DONE and store.status("r0") == FAILED
+    assert (tmp_path / "r0" / "attempts.log").read_text().split() == ["0", "1"]
+    error = store.error("r0")
+    assert error.startswith("killed by SIGKILL (signal 9) at a peak of ")
+    assert "2 attempts" in error
+    meta = store.meta("r0")
+    assert meta["worker_exit"] == -9
+    assert meta["peak_rss_mb"] >= 64
+    assert store.meta("r1")["peak_rss_mb"] > 0
+
+
+def test_runs_start_only_as_memory_allows(tmp_path):
+    """With a run's memory budget above what the machine has available, a 2-job executor
+    runs one run at a time (in one worker process: no second one is ever started), and
+    every run still finishes."""
+    reqs = _requests(3, {})
+    report = run_sweep(reqs, counting_run, LocalExecutor(2, memory_mb=1e12), Settings(tmp_path))
+    assert report.done == 3
+    pids = {(tmp_path / r.run_id / "pids.log").read_text() for r in reqs}
+    assert len(pids) == 1

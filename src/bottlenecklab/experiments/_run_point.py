@@ -292,14 +292,17 @@ def point_result(
     of `metrics.parquet`.
 
     A run with a result keeps its outcome (`done`, `diverged`: the latter is stored
-    `FAILED` with its reason); a `FAILED` run without one becomes status `failed` with the
-    error as message.
+    `FAILED` with its reason); a `FAILED` run without one becomes status `killed` where
+    its worker process died (`meta.worker_exit`, with the signal and peak memory in the
+    message), else `failed`, with the error as message.
     """
     scalars = {k[7:]: v for k, v in row.items() if k.startswith("metric.") and v is not None}
     if row.get("info.outcome"):
         status, message = row.get("info.outcome") or "done", row.get("info.message") or ""
     else:
         status, message = row["status"].lower(), row.get("error") or ""
+        if status == "failed" and row.get("meta.worker_exit") is not None:
+            status = "killed"
     strip = [{k: v for k, v in r.items() if k != "run_id"} for r in layers]
     return PointResult(
         id=row["run_id"],

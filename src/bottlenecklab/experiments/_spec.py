@@ -323,7 +323,7 @@ class PointResult:
 
     id: str
     point: dict[str, Any]
-    status: str  # "done" | "diverged"
+    status: str  # "done" | "diverged" | "killed" (its worker process died) | "failed"
     message: str
     scalars: dict[str, float]
     layers: list[dict[str, float]]
@@ -440,16 +440,30 @@ class _StatementFormatter(string.Formatter):
         return "?" if isinstance(value, _Unknown) else super().format_field(value, format_spec)
 
 
+_NOT_DONE = {
+    "diverged": "trainings diverged",
+    "killed": "points killed",
+    "failed": "points failed",
+}
+
+
 def diverged_reason(points: Sequence[PointResult]) -> str | None:
-    """Why claims over `points` cannot be measured (`"2 of 4 trainings diverged: ..."`, or
-    no point at all), or None when every point finished."""
+    """Why claims over `points` cannot be measured, or None when every point finished:
+    per kind of point that did not finish, `"2 of 4 trainings diverged: <first reason>"`,
+    `"1 of 1 points killed: killed by SIGKILL ..."` (a worker process that died, e.g.
+    out of memory), `"1 of 3 points failed: <error>"`; or no point at all."""
     if not points:
         return "no point was run"
     bad = [p for p in points if p.status != "done"]
     if not bad:
         return None
-    first = f": {bad[0].message}" if bad[0].message else ""
-    return f"{len(bad)} of {len(points)} trainings diverged{first}"
+    parts = []
+    for status in dict.fromkeys(p.status for p in bad):
+        these = [p for p in bad if p.status == status]
+        what = _NOT_DONE.get(status, f"points {status}")
+        first = f": {these[0].message}" if these[0].message else ""
+        parts.append(f"{len(these)} of {len(points)} {what}{first}")
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import math
 from collections.abc import Callable, Sequence
@@ -441,8 +442,13 @@ class _Forward(torch.nn.Module):
         return kink_forward(self.net)(x)
 
 
-COLUMN_BYTES = 2**28  # memory of the Jacobian columns computed at once (one vmap)
+COLUMN_BYTES = 2**26  # memory of the Jacobian columns computed at once (one vmap)
 STORE_BYTES = 2**30  # up to this size the Jacobian is kept whole; beyond, its Gram by blocks
+FACTOR_ROWS = 4096  # kink entries whose rows are copied at once to form the factors
+PROBE = 16  # kink entries per call on which the factored form is checked
+GRAM_BYTES = 2**28  # the factored `J^T J` `[K, K]` is formed up to this size; beyond, matrix-free
+GRAM_BLOCK_BYTES = 2**25  # a block of rows of `J^T J` formed at once
+MATRIX_FREE_ITER = 50  # L-BFGS-B iterations of one matrix-free round (tripoints deep: 6 CPU s)
 
 
 class _KinkProblem:
@@ -598,8 +604,10 @@ class _KinkProblem:
         Each kink entry is given its own copy of its row, so one backward pass from
         `sum_i c_i z_i` gives every column's output adjoint `delta_i` at every product
         `x M`: the gradient of `M` in column `i` is `x_i^T delta_i` (and `delta_i` for a
-        bias). Whether these products hold every use of the parameters is checked once,
-        on `J^T v` for a fixed random `v` against `_transposed`.
+        bias). The copies are made `FACTOR_ROWS` kink entries at a time. Whether these
+        products hold every use of the parameters is checked once, on a probe of up to
+        `PROBE` kink entries of every call: `J^T v` for a fixed random `v` against
+        `_transposed`, before any factor of the whole kink set is formed.
         """
         if self._factorable is False:
             return None
@@ -608,64 +616,106 @@ class _KinkProblem:
             self._factorable = False  # (parameters sharing a storage are not told apart)
             return None
         K = len(s)
-        r, call, pos = self.kink_rows, self.kink_calls, self.kink_flat
+        if self._factorable is None:
+            probe = (
+                torch.cat(
+                    [
+                        (self.kink_calls == j).nonzero().squeeze(1)[:PROBE]
+                        for j in range(len(self.z))
+                    ]
+                )
+                .sort()
+                .values
+            )
+            part = self._factor_rows(s, c, probe, check=True)
+            if part is None:
+                self._factorable = False
+                return None
+            v = torch.randn(
+                sum(p.numel() for p in self.params),
+                generator=torch.Generator().manual_seed(0),
+                dtype=s.dtype,
+            ).to(s.device)
+            exact = self._transposed(s, c, v)[probe]
+            self._factorable = bool(
+                (self._factored_transposed(part, v, len(probe)) - exact).norm()
+                <= 1e-8 * exact.norm()
+            )
+            if not self._factorable:
+                return None
+            if len(probe) == K:
+                return part
+        parts = [
+            self._factor_rows(s, c, torch.arange(lo, min(lo + FACTOR_ROWS, K), device=s.device))
+            for lo in range(0, K, FACTOR_ROWS)
+        ]
+        if any(p is None for p in parts):
+            self._factorable = False
+            return None
+        return [
+            _Factor(
+                torch.cat([p[i].x for p in parts]), torch.cat([p[i].delta for p in parts]), f.M, f.b
+            )
+            for i, f in enumerate(parts[0])
+        ]
+
+    def _factor_rows(
+        self, s: torch.Tensor, c: torch.Tensor, idx: torch.Tensor, check: bool = False
+    ) -> list[_Factor] | None:
+        """The factors of the kink entries `idx` (one per recorded product, in the order
+        of the forward pass; a product no kink of `idx` depends on has `delta = 0`), or
+        None where the forward pass does not fit the factored form (`check`: also where
+        a parameter entry is used by two products)."""
+        n = len(idx)
+        r, call, pos = self.kink_rows[idx], self.kink_calls[idx], self.kink_flat[idx]
         mode = _Chosen([t[r] for t in self._derivatives(s)], self.params)
         with mode:
             self.forward(self.X[r])
         if not mode.factored or len(mode.z) != len(self.z):
-            self._factorable = False
             return None
+        if any(q.x.shape[0] != n or q.out.shape[0] != n for q in mode.products):
+            return None  # a product over other rows than the kinks' copies (e.g. per frequency)
         views = []
         for q in mode.products:
             (im, vm, sm), pb = q.pm, q.pb
             M = _Strided.of(vm.T if q.transposed else vm, self.params[im], im, sm)  # [in, out]
             b = None if pb is None else _Strided.of(pb[1], self.params[pb[0]], pb[0], pb[2])
             views.append((q, M, b))
-        if self._factorable is None:  # each parameter entry in one product at most
+        if check:  # each parameter entry in one product at most
             uses = [torch.zeros(p.numel(), dtype=torch.int32, device=p.device) for p in self.params]
             for _, M, b in views:
                 M.count(uses[M.param])
                 if b is not None:
                     b.count(uses[b.param])
             if any(bool((u > 1).any()) for u in uses):
-                self._factorable = False
                 return None
         weights = [torch.zeros_like(z) for z in mode.z]
-        rows = torch.arange(K, device=r.device)
+        rows = torch.arange(n, device=r.device)
         for j, w in enumerate(weights):
             sel = call == j
             if sel.any():
-                w.view(K, -1)[rows[sel], pos[sel]] = c[sel]
+                w.view(n, -1)[rows[sel], pos[sel]] = c[idx][sel]
         live = [(w * z).sum() for w, z in zip(weights, mode.z) if z.requires_grad]
-        views = [(q, M, b) for q, M, b in views if q.out.requires_grad]
-        deltas = (
-            torch.autograd.grad(sum(live), [q.out for q, _, _ in views], allow_unused=True)
-            if live and views
-            else [None] * len(views)
+        outs = [q.out for q, _, _ in views if q.out.requires_grad]
+        grads = iter(
+            torch.autograd.grad(sum(live), outs, allow_unused=True)
+            if live and outs
+            else [None] * len(outs)
         )
-        factors = [
-            _Factor(q.x, delta.detach(), M, b)
-            for (q, M, b), delta in zip(views, deltas)
-            if delta is not None
-        ]
-        if self._factorable is None:
-            v = torch.randn(
-                sum(p.numel() for p in self.params),
-                generator=torch.Generator().manual_seed(0),
-                dtype=s.dtype,
-            ).to(s.device)
-            exact = self._transposed(s, c, v)
-            self._factorable = bool(
-                (self._factored_transposed(factors, v) - exact).norm() <= 1e-8 * exact.norm()
-            )
-            if not self._factorable:
-                return None
+        factors = []
+        for q, M, b in views:
+            delta = next(grads) if q.out.requires_grad else None
+            delta = torch.zeros_like(q.out) if delta is None else delta
+            factors.append(_Factor(q.x, delta.detach(), M, b))
         return factors
 
-    def _factored_transposed(self, factors: list[_Factor], v: torch.Tensor) -> torch.Tensor:
-        """`J^T v` `[K]` from the factors: `sum (x_i^T v_M delta_i + v_b . delta_i)`."""
+    def _factored_transposed(
+        self, factors: list[_Factor], v: torch.Tensor, n: int | None = None
+    ) -> torch.Tensor:
+        """`J^T v` `[n]` from the factors of `n` kink entries (default: all of them):
+        `sum (x_i^T v_M delta_i + v_b . delta_i)`."""
         parts = _unflat(self.params, v)
-        out = torch.zeros(len(self.kink_rows), dtype=v.dtype, device=v.device)
+        out = torch.zeros(len(self.kink_rows) if n is None else n, dtype=v.dtype, device=v.device)
         for f in factors:
             out += f.M.scale * ((f.x @ f.M.view(parts[f.M.param])) * f.delta).sum(1)
             if f.b is not None:
@@ -674,14 +724,82 @@ class _KinkProblem:
 
     @staticmethod
     def _factored_gram(factors: list[_Factor], K: int, like: torch.Tensor) -> torch.Tensor:
-        """`J^T J` `[K, K]` from the factors: `sum (x_i . x_j)(delta_i . delta_j)`."""
+        """`J^T J` `[K, K]` from the factors: `sum (x_i . x_j)(delta_i . delta_j)`, by
+        blocks of rows (`GRAM_BLOCK_BYTES` per temporary)."""
         G = torch.zeros(K, K, dtype=like.dtype, device=like.device)
-        for f in factors:
-            dd = f.delta @ f.delta.T
-            G += f.M.scale**2 * (f.x @ f.x.T) * dd
-            if f.b is not None:
-                G += f.b.scale**2 * dd
+        size = max(1, GRAM_BLOCK_BYTES // (8 * K))
+        for lo in range(0, K, size):
+            rows = G[lo : lo + size]
+            for f in factors:
+                dd = f.delta[lo : lo + size] @ f.delta.T
+                rows.addcmul_(f.x[lo : lo + size] @ f.x.T, dd, value=f.M.scale**2)
+                if f.b is not None:
+                    rows.add_(dd, alpha=f.b.scale**2)
         return G
+
+    def _factored_product(self, factors: list[_Factor], v: torch.Tensor) -> torch.Tensor:
+        """`J v` `[P]` for `v` `[K]` from the factors: `sum v_i (x_i^T delta_i)` at each
+        product's parameter entries (and `sum v_i delta_i` at its bias)."""
+        parts = [torch.zeros_like(p) for p in self.params]
+        for f in factors:
+            f.M.add_to(parts[f.M.param], f.M.scale * (f.x.T @ (v[:, None] * f.delta)))
+            if f.b is not None:
+                f.b.add_to(parts[f.b.param], f.b.scale * (f.delta.T @ v))
+        return torch.cat([t.reshape(-1) for t in parts])
+
+    def _product(self, s: torch.Tensor, c: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """`J v` `[P]` for `v` `[K]`: `grad_theta sum_i c_i v_i z_i` (one backward pass
+        over the kinked rows; column `i` of `J` is `c_i grad_theta z_i`)."""
+        mode = _Chosen(self._derivatives(s))
+        with mode:
+            self.forward(self.X)
+        w = torch.split(c * v, self.sizes)
+        live = [
+            (torch.zeros_like(z).masked_scatter(m, wi) * z).sum()
+            for z, m, wi in zip(mode.z, self.masks, w)
+            if z.requires_grad
+        ]
+        if not live:
+            return torch.zeros_like(self.g_fixed)
+        return _flat(self.params, torch.autograd.grad(sum(live), self.params, allow_unused=True))
+
+    def _matrix_free(
+        self,
+        factors: list[_Factor] | None,
+        s: torch.Tensor,
+        c: torch.Tensor,
+        g: torch.Tensor,
+    ) -> torch.Tensor:
+        """The linearized problem `min ||g + J (s' - s)||` over the box without `J^T J`
+        (`K` beyond `GRAM_BYTES`): L-BFGS-B from `s` on `1/2 ||b + J s'||^2`, its
+        gradient `J^T (b + J s')`, the products from the factors where `J` is factored,
+        else by backward passes (`_product`, `_transposed`); `MATRIX_FREE_ITER`
+        iterations at most. Its `s'` is feasible, so the certificate computed from it is
+        the norm of a generalized gradient that exists: an upper bound of the minimum.
+        """
+        if factors is not None:
+            product = functools.partial(self._factored_product, factors)
+            transposed = functools.partial(self._factored_transposed, factors)
+        else:
+            product = functools.partial(self._product, s, c)
+            transposed = functools.partial(self._transposed, s, c)
+        b = g - product(s)
+        x0 = s.detach().cpu().numpy()
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            r = b + product(torch.as_tensor(x).to(b))
+            return 0.5 * float(r @ r), transposed(r).cpu().numpy()
+
+        scale = max(fun(x0)[0], np.finfo(np.float64).tiny)  # its stopping rule is absolute
+        res = scipy.optimize.minimize(
+            lambda x: tuple(t / scale for t in fun(x)),
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=scipy.optimize.Bounds(0.0, 1.0),
+            options={"maxiter": MATRIX_FREE_ITER, "ftol": 1e-12, "gtol": 1e-12},
+        )
+        return torch.as_tensor(res.x, dtype=torch.float64).clamp(0.0, 1.0)
 
     def _columns_gram(self, s: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """`J^T J` `[K, K]` from the columns: whole when `J` fits in `STORE_BYTES`, beyond
@@ -690,7 +808,11 @@ class _KinkProblem:
         P = sum(p.numel() for p in self.params)
         everything = torch.arange(K)
         if 8 * K * P <= STORE_BYTES:
-            J = torch.cat(list(self._column_blocks(s, c, everything)))  # [K, P]
+            J = torch.empty(K, P, dtype=s.dtype, device=s.device)
+            at = 0
+            for block in self._column_blocks(s, c, everything):  # [B, P] each, in place
+                J[at : at + len(block)] = block
+                at += len(block)
             return J @ J.T
         G = torch.empty(K, K, dtype=s.dtype, device=s.device)
         size = max(1, STORE_BYTES // (16 * P))  # a block held while the rest streams by
@@ -709,8 +831,12 @@ class _KinkProblem:
 
         Each round solves the linearized problem `min ||g + J (s' - s)||` over the box
         exactly (`box_least_squares_gram`, from `J^T J` and `J^T g`) and keeps `s'` if it
-        lowers `||g||`. Where `g` is affine the Jacobian is formed once and the next
-        rounds refine the solution against the recomputed residual.
+        lowers `||g||`. Where `J^T J` would exceed `GRAM_BYTES` (`K` far above the
+        parameter count, e.g. units dead on every sample: `N` kink entries each), the
+        round is matrix-free instead (`_matrix_free`: L-BFGS-B on the products `J v` and
+        `J^T r`, from the factors or by backward passes; memory `O(K + P)` besides them). Where
+        `g` is affine the Jacobian is formed once and the next rounds refine the solution
+        against the recomputed residual.
         """
         s = self.s0
         raw, u = self._start
@@ -723,15 +849,20 @@ class _KinkProblem:
             c = self._coefficients(u)
             if G is None or not self.affine:
                 factors = self._factors(s, c)
-                if factors is not None:
+                if 8 * len(s) ** 2 > GRAM_BYTES:
+                    G = "matrix-free"
+                elif factors is not None:
                     G = self._factored_gram(factors, len(s), s)
                 else:
                     G = self._columns_gram(s, c)
-            if factors is not None:
-                h = self._factored_transposed(factors, g)
+            if isinstance(G, str):
+                s_new = self._matrix_free(factors, s, c, g).to(s.device)
             else:
-                h = self._transposed(s, c, g)  # J^T g
-            s_new = box_least_squares_gram(G, G @ s - h).to(s.device)
+                if factors is not None:
+                    h = self._factored_transposed(factors, g)
+                else:
+                    h = self._transposed(s, c, g)  # J^T g
+                s_new = box_least_squares_gram(G, G @ s - h).to(s.device)
             raw, u_new = self._rows_gradient(s_new)
             g_new = self.g_fixed + raw
             value = float(g_new.pow(2).sum())
@@ -784,6 +915,14 @@ class _Strided:
             return t.reshape(-1)[self.index]
         t = t.contiguous()
         return t.as_strided(self.shape, self.stride, t.storage_offset() + self.offset)
+
+    def add_to(self, t: torch.Tensor, values: torch.Tensor) -> None:
+        """Add `values` (shaped like the view) into `t` (a parameter-shaped tensor, contiguous)
+        at the view's entries."""
+        if self.index is not None:
+            t.view(-1).index_add_(0, self.index.reshape(-1), values.reshape(-1))
+        else:
+            t.as_strided(self.shape, self.stride, t.storage_offset() + self.offset).add_(values)
 
     def count(self, uses: torch.Tensor) -> None:
         """Add one to `uses` (flat, one per parameter entry) at the view's entries."""

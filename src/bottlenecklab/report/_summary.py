@@ -53,7 +53,7 @@ def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
         )
     if record.points:
         keys = list(record.points[0].point)
-        cols = [c for c in _COLUMNS if c[0] in record.points[0].scalars]
+        cols = [c for c in _COLUMNS if any(c[0] in r.scalars for r in record.points)]
         lines += ["", "## Trained networks", ""]
         head = keys + [h for _, h, _ in cols] + ["steps", "train s", "status"]
         lines.append("| " + " | ".join(head) + " |")
@@ -63,7 +63,7 @@ def summary_markdown(record: RunRecord, figures: list[Path]) -> str:
                 f"{r.point[k]:g}" if isinstance(r.point[k], float) else str(r.point[k])
                 for k in keys
             ]
-            cells += [fmt.format(r.scalars[n]) for n, _, fmt in cols]
+            cells += [fmt.format(r.scalars[n]) if n in r.scalars else "–" for n, _, fmt in cols]
             cells += [str(r.steps), f"{r.wall_s:.1f}", r.status]
             lines.append("| " + " | ".join(cells) + " |")
     if figures:

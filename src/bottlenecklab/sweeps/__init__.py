@@ -11,7 +11,8 @@ from bottlenecklab.sweeps._collect import collect, flatten_dict, read_rows, to_t
 from bottlenecklab.sweeps._driver import Executor, Progress, SweepReport, run_sweep, run_sweeps
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run, git_commit
 from bottlenecklab.sweeps._grid import expand_grid
-from bottlenecklab.sweeps._local import LocalExecutor
+from bottlenecklab.sweeps._local import JOB_MEMORY_MB, Killed, LocalExecutor
+from bottlenecklab.sweeps._memory import available_mb, peak_rss_mb, reset_peak, rss_mb
 from bottlenecklab.sweeps._ray import RayExecutor
 from bottlenecklab.sweeps._spec import SpecError, SweepSpec, load_spec
 from bottlenecklab.sweeps._store import (
@@ -28,9 +29,11 @@ from bottlenecklab.sweeps._store import (
 __all__ = [
     "DONE",
     "FAILED",
+    "JOB_MEMORY_MB",
     "RUNNING",
     "BatchFunction",
     "Executor",
+    "Killed",
     "LocalExecutor",
     "MetricsLog",
     "Progress",
@@ -44,6 +47,7 @@ __all__ = [
     "SpecError",
     "SweepReport",
     "SweepSpec",
+    "available_mb",
     "collect",
     "execute_batch",
     "execute_run",
@@ -52,7 +56,10 @@ __all__ = [
     "git_commit",
     "load_spec",
     "make_executor",
+    "peak_rss_mb",
     "read_rows",
+    "reset_peak",
+    "rss_mb",
     "run_batches",
     "run_sweep",
     "run_sweeps",
@@ -68,10 +75,14 @@ def make_executor(
     address: str = "auto",
     gpus_per_run: float = 0.0,
     max_retries: int = 3,
+    memory_mb: float | None = None,
 ) -> Executor:
-    """`local` (`jobs` processes) or `ray` (`address`, `gpus_per_run`) by name."""
+    """`local` (`jobs` processes, each run budgeted `memory_mb`, default `JOB_MEMORY_MB`)
+    or `ray` (`address`, `gpus_per_run`) by name."""
     if name == "local":
-        return LocalExecutor(jobs, threads=threads, max_retries=max_retries)
+        return LocalExecutor(
+            jobs, threads=threads, max_retries=max_retries, memory_mb=memory_mb or JOB_MEMORY_MB
+        )
     if name == "ray":
         return RayExecutor(
             address, cpus_per_run=threads, gpus_per_run=gpus_per_run, max_retries=max_retries

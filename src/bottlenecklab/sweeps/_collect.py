@@ -37,6 +37,8 @@ _META_KEYS = (
     "started",
     "finished",
     "last_attempt_s",
+    "peak_rss_mb",
+    "worker_exit",
 )
 
 

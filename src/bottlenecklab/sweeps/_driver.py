@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import functools
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from bottlenecklab.files import FolderLock
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run
+from bottlenecklab.sweeps._local import Killed
 from bottlenecklab.sweeps._store import DONE, FAILED, RUNNING, RunRequest, RunStore
 
 __all__ = ["Executor", "Progress", "SweepReport", "run_sweep", "run_sweeps"]
@@ -42,12 +45,17 @@ class SweepReport:
 
 
 class Progress:
-    """Done / failed / running counts.
+    """Done / failed / running counts, a line per finished run, and the time left.
 
     Args:
-        show: `True` one rewritten line, `False` a line per finished run, `None` the
-            first on a terminal and the second elsewhere.
+        show: `True` a rewritten status line on the terminal, `False` none, `None` the
+            first on a terminal; either way each finished run gets its own line.
         quiet: print nothing.
+
+    The time left (`left_s`, set by the sweep) is built from the runs' measured times:
+    each run still to do costs the mean time of the finished runs of its experiment (of
+    all finished runs where its experiment has none yet), a running one that less what it
+    has run, spread over the runs at once; unknown until a run has finished.
     """
 
     def __init__(
@@ -62,28 +70,42 @@ class Progress:
         self.tty = self.stream.isatty() if show is None else show
         self.quiet = quiet
         self.done = self.failed = self.running = 0
+        self.left_s: float | None = None
+        self._at = time.monotonic()  # when `left_s` was estimated
         self._last = ""
+
+    def set_left(self, seconds: float | None) -> None:
+        """The estimated time left, now."""
+        self.left_s, self._at = seconds, time.monotonic()
+
+    def left(self) -> str:
+        """The time left as text (`~12 min left`, or `time left unknown`)."""
+        if self.left_s is None:
+            return "time left: after the first run"
+        return f"~{_duration(max(0.0, self.left_s - (time.monotonic() - self._at)))} left"
 
     def line(self) -> str:
         """The counts as text."""
         queued = self.total - self.done - self.failed - self.running
         return (
             f"sweep: {self.done}/{self.total} done, {self.failed} failed, "
-            f"{self.running} running, {max(queued, 0)} queued"
+            f"{self.running} running, {max(queued, 0)} queued; {self.left()}"
         )
 
     def update(self, finished: str = "") -> None:
-        """Show the counts (`finished`: the run that just ended, for the log)."""
+        """Show the counts; `finished`: the run that just ended gets its own line."""
         text = self.line()
         if self.quiet:
             return
+        if finished:
+            n = self.done + self.failed
+            clear = "\r" + " " * (len(self._last) + 4) + "\r" if self.tty and self._last else ""
+            self.stream.write(f"{clear}[{n}/{self.total}] {finished}; {self.left()}\n")
+            self._last = ""
         if self.tty and text != self._last:
             self.stream.write("\r" + text + " " * 4)
-            self.stream.flush()
-        elif not self.tty and finished:
-            self.stream.write(f"{text}  [{finished}]\n")
-            self.stream.flush()
-        self._last = text
+            self._last = text
+        self.stream.flush()
 
     def close(self) -> None:
         """End the rewritten line."""
@@ -92,9 +114,65 @@ class Progress:
             self.stream.flush()
 
 
+def _duration(seconds: float) -> str:
+    """`42 s`, `12 min`, `2.5 h`."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class _Clock:
+    """The time left of a sweep from its runs' measured times (`Progress`)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self.times: dict[str, list[float]] = {}
+
+    @staticmethod
+    def group(request: RunRequest) -> str:
+        """What runs of similar cost share: the experiment of a grid point."""
+        payload = request.payload if isinstance(request.payload, dict) else {}
+        return str(payload.get("experiment", ""))
+
+    def measured(self, request: RunRequest, seconds: float | None) -> None:
+        """A finished run's time (None: not known)."""
+        if seconds is not None and seconds >= 0:
+            self.times.setdefault(self.group(request), []).append(float(seconds))
+
+    def left_s(self, todo: Sequence[RunRequest], running: dict[str, float]) -> float | None:
+        """Seconds left for `todo` (queued and running runs; `running`: run id -> seconds it
+        has run), or None before any run finished."""
+        every = [t for ts in self.times.values() for t in ts]
+        if not every:
+            return None
+        overall = sum(every) / len(every)
+        work = 0.0
+        for r in todo:
+            own = self.times.get(self.group(r))
+            cost = sum(own) / len(own) if own else overall
+            work += max(0.0, cost - running.get(r.run_id, 0.0))
+        return work / min(self.workers, max(1, len(todo)))
+
+
 def _describe(request: RunRequest) -> str:
     labels = " ".join(f"{k}={v}" for k, v in request.labels.items())
-    return f"{request.run_id} {labels}".strip()
+    payload = request.payload if isinstance(request.payload, dict) else {}
+    name = payload.get("experiment")
+    return " ".join(str(t) for t in (name, request.run_id, labels) if t)
+
+
+def _finished(request: RunRequest, status: str, meta: dict[str, Any]) -> str:
+    """A finished run's line: status, which run, its time and peak memory."""
+    facts = []
+    if meta.get("last_attempt_s") is not None:
+        facts.append(_duration(float(meta["last_attempt_s"])))
+    if meta.get("peak_rss_mb") is not None:
+        facts.append(f"peak {float(meta['peak_rss_mb']) / 1024:.2f} GB")
+    if meta.get("worker_exit") is not None:  # its process died: say so, not "failed"
+        status = "KILLED"
+    return f"{status} {_describe(request)}" + (f" ({', '.join(facts)})" if facts else "")
 
 
 def run_sweep(
@@ -173,6 +251,23 @@ def _run_sweeps(
         prog.running = running()
         prog.update()
 
+    clock = _Clock(getattr(executor, "jobs", 1))
+    for r in (r for requests, _ in batches for r in requests):  # finished before: their times
+        if r.run_id not in in_flight and stores.get(r.run_id) is not None:
+            clock.measured(r, stores[r.run_id].meta(r.run_id).get("last_attempt_s"))
+    by_id = {r.run_id: r for r in todo}
+
+    def estimate() -> None:
+        now = _dt.datetime.now()
+        ran: dict[str, float] = {}
+        for i in in_flight:
+            started = stores[i].meta(i).get("started")
+            if stores[i].status(i) == RUNNING and started:
+                ran[i] = (now - _dt.datetime.fromisoformat(started)).total_seconds()
+        prog.set_left(clock.left_s([by_id[i] for i in in_flight], ran))
+
+    estimate()
+
     if len(batches) == 1:
         job = functools.partial(execute_run, run_fn, batches[0][1])
     else:
@@ -182,6 +277,9 @@ def _run_sweeps(
             in_flight.discard(r.run_id)
             report = reports[batch_of[r.run_id]]
             if status == FAILED and error:  # the worker could not record it itself
+                if isinstance(error, Killed):  # its process died: how, and at what size
+                    peak = None if error.peak_mb is None else round(error.peak_mb, 1)
+                    stores[r.run_id].update_meta(r.run_id, worker_exit=error.code, peak_rss_mb=peak)
                 stores[r.run_id].write_failure(r.run_id, error)
             if status == DONE:
                 report.done += 1
@@ -191,8 +289,11 @@ def _run_sweeps(
                 report.failed_ids.append(r.run_id)
                 prog.failed += 1
             report.ran_ids.append(r.run_id)
+            meta = stores[r.run_id].meta(r.run_id)
+            clock.measured(r, meta.get("last_attempt_s") if status == DONE else None)
             prog.running = running()
-            prog.update(finished=f"{status} {_describe(r)}")
+            estimate()
+            prog.update(finished=_finished(r, status, meta))
     finally:
         prog.close()
     return reports

@@ -3,7 +3,8 @@
 `execute_run` is what every executor ships to its workers. It skips a `DONE` run, resumes
 from a checkpoint left by an interrupted attempt, and turns any exception of the run
 function into a `FAILED` status with the traceback on disk, so one poison run never stops
-a sweep. A worker that dies outright (killed, out of memory, node lost) leaves the run
+a sweep. Each attempt's peak resident memory goes into the run's `meta.json`
+(`peak_rss_mb`). A worker that dies outright (killed, out of memory, node lost) leaves the run
 `RUNNING` with its last checkpoint; the executor's retry calls `execute_run` again.
 """
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bottlenecklab
+from bottlenecklab.sweeps._memory import peak_rss_mb, reset_peak
 from bottlenecklab.sweeps._store import (
     DONE,
     FAILED,
@@ -126,6 +128,7 @@ def execute_run(run_fn: RunFunction, settings: Settings, request: RunRequest) ->
         threads=settings.threads,
         seed=request.seed,
         attempts=int(meta.get("attempts", 0)) + 1,
+        worker_exit=None,  # (an earlier attempt's death is history once this one runs)
         created=meta.get("created", _now()),
         started=_now(),
     )
@@ -139,12 +142,24 @@ def execute_run(run_fn: RunFunction, settings: Settings, request: RunRequest) ->
         metrics=MetricsLog(folder / "metrics.csv"),
         progress=settings.progress,
     )
+    reset_peak()  # the run's own peak, also in a worker that ran others before
     t0 = time.perf_counter()
     try:
         result = run_fn(request, ctx)
     except Exception:
-        store.update_meta(rid, finished=_now(), last_attempt_s=round(time.perf_counter() - t0, 3))
+        store.update_meta(rid, **_finished(t0))
         store.write_failure(rid, traceback.format_exc())
         return FAILED
-    store.update_meta(rid, finished=_now(), last_attempt_s=round(time.perf_counter() - t0, 3))
+    store.update_meta(rid, **_finished(t0))
     return store.write_result(rid, result)
+
+
+def _finished(t0: float) -> dict[str, object]:
+    """An attempt's end in `meta.json`: when, how long, and its peak resident memory (MiB;
+    the process's since the attempt began, where the platform can reset it)."""
+    peak = peak_rss_mb()
+    return {
+        "finished": _now(),
+        "last_attempt_s": round(time.perf_counter() - t0, 3),
+        "peak_rss_mb": None if peak is None else round(peak, 1),
+    }
