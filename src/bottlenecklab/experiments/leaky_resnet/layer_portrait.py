@@ -10,10 +10,8 @@ the ends `p < 1/6`, `>= 5/6`); kinetic is small and COI near `k*` in the bottlen
 kinetic and non-negativity bounds hold on the untrained fixed-point start too, so they are
 reported (vacuity audit, `docs/lab-notes/vacuity.md`).
 
-Expected (quick preset: the flagship's L~ = 24 point): `coi-bottleneck` passes;
-`bottleneck-gap` and `hamiltonian-flat` are not converged on every machine (they read
-quantities discontinuous at kinks: stationarity <= 1e-4 needed, the net ends near 0.1);
-2 reported; ~80-300 s.
+Expected (quick: the flagship's L~ = 24 net): `coi-bottleneck` passes; `bottleneck-gap`
+and `hamiltonian-flat` not converged (kinked: <= 1e-4 needed); 2 reported; ~80-300 s.
 Lab notes: `docs/lab-notes/leaky-resnet.md`.
 """
 
