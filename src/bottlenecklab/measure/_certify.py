@@ -16,7 +16,12 @@ model with a hand-written backward exposes `forward_twice_differentiable` (used 
 The minimization over the kink derivatives is box Gauss-Newton on exact linearizations
 (`_KinkProblem`); its Jacobian costs about one backward pass over the kinked rows where
 the parameters enter by matrix products, so a paper-size certificate takes about as long
-as a few full-batch gradients (`python -m benchmarks certificate-cost`).
+as a few full-batch gradients (`python -m benchmarks certificate-cost`). Where the kink set
+is so large that its `K x K` Gram matrix would pass `GRAM_BYTES` (e.g. units that are
+kinks on every sample: `N` entries each, `K` far above the parameter count), each round
+is solved matrix-free instead (L-BFGS-B on products with `J` and `J^T`): memory `O(K + P)`
+besides the factors, and the derivatives found stay feasible, so the stationarity is still
+the norm of a generalized gradient that exists.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ from bottlenecklab.theory import tripoint_blocks
 
 __all__ = ["accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
 
+GRID_BLOCK = 2**14  # grid points evaluated at once
+
 
 def data_box(x: np.ndarray, margin: float) -> tuple[tuple[float, float], tuple[float, float]]:
     """The bounding box of the inputs `x` `[N, 2]` grown by `margin` on every side:
@@ -43,9 +45,9 @@ def decision_map(
     xs = torch.linspace(lo[0], hi[0], resolution, dtype=torch.float64)
     ys = torch.linspace(lo[1], hi[1], resolution, dtype=torch.float64)
     grid = torch.stack(torch.meshgrid(xs, ys, indexing="ij"), dim=-1).reshape(-1, 2)
-    with torch.no_grad():
-        labels = net(grid).argmax(dim=-1).reshape(resolution, resolution)
-    return xs, ys, labels
+    with torch.no_grad():  # by blocks of rows: a 512^2 grid through a deep net is ~1 GB
+        labels = torch.cat([net(part).argmax(dim=-1) for part in grid.split(GRID_BLOCK)])
+    return xs, ys, labels.reshape(resolution, resolution)
 
 
 def tripoints(
