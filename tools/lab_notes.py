@@ -34,8 +34,10 @@ def _cert(c) -> str:
     if not cert:
         return ""
     parts = []
-    if cert.get("stationarity") is not None:
-        parts.append(f"stationarity {cert['stationarity']:.3g} <= {cert.get('threshold', '?')}")
+    st, threshold = cert.get("stationarity"), cert.get("threshold")
+    if st is not None:
+        sign = ">" if threshold is not None and st > threshold else "<="
+        parts.append(f"stationarity {st:.3g} {sign} {threshold if threshold is not None else '?'}")
     if cert.get("change") is not None:
         parts.append(f"{cert.get('scalar', 'value')} moved {cert['change']:.3g}")
     return "; ".join(parts)

@@ -38,3 +38,13 @@ def test_a_page_without_markers_or_no_runs_is_one_line(smoke_record, tmp_path, c
     assert lab_notes.main([str(tmp_path / "empty"), "--notes", str(notes)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "markers" in err and "no run folders" in err
+
+
+def test_a_failed_certificate_reads_as_failed() -> None:
+    """A stationarity above its threshold is written with `>`, never as if it passed."""
+    from types import SimpleNamespace
+
+    over = SimpleNamespace(certificate={"stationarity": 0.135, "threshold": 1e-4})
+    under = SimpleNamespace(certificate={"stationarity": 5e-5, "threshold": 1e-4})
+    assert lab_notes._cert(over) == "stationarity 0.135 > 0.0001"
+    assert lab_notes._cert(under) == "stationarity 5e-05 <= 0.0001"
