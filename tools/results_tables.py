@@ -2,7 +2,8 @@
 one summary line per paper in the README.
 
     python tools/results_tables.py runs/reproduce-quick \
-        [--page docs/reproduction.md] [--readme README.md]
+        [--page docs/reproduction.md] [--readme README.md] \
+        [--times src/bottlenecklab/experiments/point_times.json]
 
 Writes, between the page's `<!-- results:begin -->` and `<!-- results:end -->` markers,
 the run's wall time, the table of every experiment (claims by state, its points' time)
@@ -10,7 +11,9 @@ and "What does not pass": the registered findings (`experiments.FINDINGS`) with 
 run's measured value, then every other claim that is not `passed` with its state and
 reason. Between the README's `<!-- summary:begin -->` and `<!-- summary:end -->` markers
 it writes one line per source document (its experiments, their claims by state, their
-points' time). Numbers come from the run's files only; nothing is typed by hand. Exit 2
+points' time). `--times` also writes every finished point's time, the table by which
+`run_experiments` starts the longest points first (`experiments._point_times`).
+Numbers come from the run's files only; nothing is typed by hand. Exit 2
 with one line on a bad folder or a file without its markers; then nothing is written.
 """
 
@@ -35,6 +38,7 @@ from bottlenecklab.experiments import (
     state_of,
     total_wall_s,
 )
+from bottlenecklab.experiments._point_times import measured_point_times, write_point_times
 from bottlenecklab.files import atomic_write, replace_between
 from bottlenecklab.report import PAPERS, find_runs
 
@@ -154,6 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("root", type=Path)
     p.add_argument("--page", type=Path, default=Path("docs/reproduction.md"))
     p.add_argument("--readme", type=Path, default=Path("README.md"))
+    p.add_argument(
+        "--times",
+        type=Path,
+        default=None,
+        help="also write the run's point times there (the scheduler's table: "
+        "src/bottlenecklab/experiments/point_times.json)",
+    )
     args = p.parse_args(argv)
     try:
         recs = records(args.root)
@@ -162,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         # Both texts are built before either file is written: a missing marker writes nothing.
         atomic_write(args.page, page)
         atomic_write(args.readme, readme)
+        if args.times is not None:
+            presets = {str(r.meta.get("preset")) for r in recs}
+            if len(presets) != 1:
+                raise ValueError(f"point times of one preset only, got {sorted(presets)}")
+            write_point_times(measured_point_times(args.root, presets.pop()), args.times)
     except (OSError, ValueError, KeyError) as e:
         print(f"results_tables: {e}", file=sys.stderr)
         return 2

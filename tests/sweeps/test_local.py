@@ -9,6 +9,7 @@ from bottlenecklab.sweeps import (
     RunRequest,
     RunStore,
     Settings,
+    longest_first,
     run_sweep,
     run_sweeps,
 )
@@ -106,3 +107,33 @@ def test_runs_start_only_as_memory_allows(tmp_path):
     assert report.done == 3
     pids = {(tmp_path / r.run_id / "pids.log").read_text() for r in reqs}
     assert len(pids) == 1
+
+
+@pytest.mark.parametrize(
+    ("costs", "order"),
+    [
+        ({"r0": 1.0, "r1": 5.0, "r2": 3.0}, ["r1", "r2", "r0"]),
+        ({"r0": 1.0, "r1": None, "r2": 3.0, "r3": 2.0}, ["r2", "r1", "r3", "r0"]),  # median fill
+        ({"r0": None, "r1": None, "r2": None}, ["r0", "r1", "r2"]),  # nothing known: as given
+        ({"r0": 2.0, "r1": 2.0, "r2": 2.0}, ["r0", "r1", "r2"]),  # ties keep their order
+    ],
+)
+def test_longest_first_orders_by_expected_time(costs, order) -> None:
+    reqs = [RunRequest(rid, {"x": i}) for i, rid in enumerate(costs)]
+    assert [r.run_id for r in longest_first(reqs, lambda r: costs[r.run_id])] == order
+
+
+def test_sweep_with_costs_runs_the_longest_first(tmp_path) -> None:
+    """In process (one job) the runs start in the order the executor gets them: by `cost`,
+    longest first; without it, in batch order."""
+    reqs = _requests(4, {})
+    cost = {"r0": 1.0, "r1": 9.0, "r2": None, "r3": 4.0}
+    report = run_sweep(reqs, counting_run, LocalExecutor(1), Settings(tmp_path / "a"))
+    assert report.ran_ids == ["r0", "r1", "r2", "r3"]
+    (ra,) = run_sweeps(
+        [(reqs, Settings(tmp_path / "b"))],
+        counting_run,
+        LocalExecutor(1),
+        cost=lambda r: cost[r.run_id],
+    )
+    assert ra.ran_ids == ["r1", "r2", "r3", "r0"] and ra.done == 4  # r2: the median, 4

@@ -16,6 +16,7 @@ import contextlib
 import csv
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import os
 import platform
@@ -30,6 +31,7 @@ import torch
 import bottlenecklab
 from bottlenecklab import files
 from bottlenecklab.config import ConfigError, apply_overrides, from_dict, to_dict
+from bottlenecklab.experiments._point_times import expected_seconds
 from bottlenecklab.experiments._points import point_requests
 from bottlenecklab.experiments._run_point import point_result, run_ensembles, run_point
 from bottlenecklab.experiments._spec import PRESETS, Claim, Experiment, PointResult
@@ -233,7 +235,8 @@ def run_experiments(
     on_record: Callable[[RunRecord], None] = lambda r: None,
 ) -> list[RunRecord]:
     """`run_experiment` for several experiments sharing one executor: the grid points of
-    all of them are queued at once (`sweeps.run_sweeps`, in job order), so a
+    all of them are queued at once (`sweeps.run_sweeps`), longest first by the times the
+    last full run measured (`_point_times`), so a long point does not start last and a
     one-point experiment runs beside the next one's points instead of leaving workers
     idle. Each experiment's tables, claims and `config.json` are written as by
     `run_experiment`; its `wall_s` is then the shared wall time (`shared`: how many
@@ -268,13 +271,20 @@ def run_experiments(
         total = sum(len(r) for r, _ in batches)
         # Counts: a line per finished point next to in-process bars, a rewritten line otherwise.
         counts = Progress(total, show=False if in_process else None, quiet=progress is False)
-        run_sweeps(batches, run_point, executor, progress=counts)
+        presets = {r.run_id: j.preset for j, (reqs, _) in zip(jobs, batches) for r in reqs}
+        cost = functools.partial(_expected_seconds, presets)
+        run_sweeps(batches, run_point, executor, progress=counts, cost=cost)
         records = []
         for job, meta, (requests, _) in zip(jobs, metas, batches):
             record = _finish(job, meta, requests, time.perf_counter() - t0, len(jobs), call)
             on_record(record)
             records.append(record)
         return records
+
+
+def _expected_seconds(presets: dict[str, str], request: RunRequest) -> float | None:
+    """The measured seconds of `request` at its job's preset (`_point_times`)."""
+    return expected_seconds(presets.get(request.run_id, ""), request)
 
 
 def _finish(

@@ -8,7 +8,14 @@ turns the store into `summary.parquet` and long-format tables.
 
 from bottlenecklab.sweeps._batches import BatchFunction, execute_batch, run_batches
 from bottlenecklab.sweeps._collect import collect, flatten_dict, read_rows, to_table
-from bottlenecklab.sweeps._driver import Executor, Progress, SweepReport, run_sweep, run_sweeps
+from bottlenecklab.sweeps._driver import (
+    Executor,
+    Progress,
+    SweepReport,
+    longest_first,
+    run_sweep,
+    run_sweeps,
+)
 from bottlenecklab.sweeps._execute import RunFunction, Settings, execute_run, git_commit
 from bottlenecklab.sweeps._grid import expand_grid
 from bottlenecklab.sweeps._local import JOB_MEMORY_MB, Killed, LocalExecutor
@@ -55,6 +62,7 @@ __all__ = [
     "flatten_dict",
     "git_commit",
     "load_spec",
+    "longest_first",
     "make_executor",
     "peak_rss_mb",
     "read_rows",
