@@ -68,6 +68,22 @@ def _presets(recs: Sequence[RunRecord]) -> str:
     return ", ".join(sorted({str(r.meta.get("preset")) for r in recs}))
 
 
+def missing(recs: Sequence[RunRecord]) -> str:
+    """A sentence naming the registered experiments that are not in the run, or ""."""
+    absent = sorted(set(EXPERIMENTS) - {r.name for r in recs})
+    if not absent:
+        return ""
+    return f"Not in this run ({len(absent)}): " + ", ".join(f"`{n}`" for n in absent) + "."
+
+
+def _unexpected(name: str, claim) -> str:
+    """Where a quick claim's state is not one `make test-slow` expects: what it expects."""
+    want = expected_states(name, claim.id, claim.asserted)
+    if state_of(claim) in want:
+        return ""
+    return f" **Unexpected**: `make test-slow` expects {' or '.join(want)}."
+
+
 def tables(root: Path | Sequence[RunRecord]) -> str:
     """The Markdown of the results section for the runs under `root` (or these records)."""
     recs = records(root) if isinstance(root, (str, Path)) else list(root)
@@ -82,6 +98,8 @@ def tables(root: Path | Sequence[RunRecord]) -> str:
         "| experiment | source | reproduces | claims | point time |",
         "|---|---|---|---|---|",
     ]
+    if missing(recs):
+        lines[1:1] = ["", missing(recs)]
     for r in recs:
         exp = EXPERIMENTS[r.name]
         title = exp.title.replace("|", "\\|")  # a norm's bars would split the cell
@@ -111,7 +129,8 @@ def tables(root: Path | Sequence[RunRecord]) -> str:
             why = (c.certificate or {}).get("reason") or f"expected {c.expected}"
             if st in expected_states(r.name, c.id, c.asserted):
                 why += " (checked only where a registered finding's statement holds)"
-            lines.append(f"- `{r.name}` `{c.id}`: {st}, measured {c.measured}; {why}.")
+            odd = _unexpected(r.name, c) if r.meta.get("preset") == "quick" else ""
+            lines.append(f"- `{r.name}` `{c.id}`: {st}, measured {c.measured}; {why}.{odd}")
     return "\n".join(lines)
 
 
@@ -142,7 +161,8 @@ def summary(recs: Sequence[RunRecord]) -> str:
     rows = [
         (EXPERIMENTS[r.name].source, count_states(r.claims), point_time_s(r.meta)) for r in recs
     ]
-    return paper_lines(rows, _presets(recs))
+    text = paper_lines(rows, _presets(recs))
+    return f"{text}\n\n{missing(recs)}" if missing(recs) else text
 
 
 def replace_section(text: str, section: str, begin: str = BEGIN, end: str = END) -> str:

@@ -4,12 +4,15 @@ summary lines from run folders."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
 
-from bottlenecklab.experiments import count_states
+from bottlenecklab.experiments import EXPERIMENTS, Claim, count_states, expected_states
+from bottlenecklab.experiments._point_times import PointTimes
 from bottlenecklab.report import PAPERS
+from bottlenecklab.sweeps import RunStore
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "results_tables.py"
 spec = importlib.util.spec_from_file_location("results_tables", TOOL)
@@ -97,3 +100,34 @@ def test_the_default_files_carry_their_markers() -> None:
         readme, "x", results_tables.SUMMARY_BEGIN, results_tables.SUMMARY_END
     )
     assert new.count(results_tables.SUMMARY_BEGIN) == 1 and len(new) < len(readme)
+
+
+def test_experiments_not_in_the_run_are_named(smoke_record) -> None:
+    *_, out, record = smoke_record(FLAGSHIP)
+    recs = results_tables.records(out.parent)
+    line = results_tables.missing(recs)
+    assert line.startswith(f"Not in this run ({len(EXPERIMENTS) - 1}): ")
+    assert f"`{FLAGSHIP}`" not in line and "`l2/width-plateau-digits`" in line
+    assert line in results_tables.tables(recs) and line in results_tables.summary(recs)
+
+
+@pytest.mark.parametrize("state", ["passed", "not-converged", "failed"])
+def test_a_quick_claim_in_a_state_test_slow_does_not_expect_is_marked(state) -> None:
+    want = expected_states(FLAGSHIP, "from-below", True)
+    claim = Claim("from-below", "000", "x", "y", None, state == "passed", state=state)
+    text = results_tables._unexpected(FLAGSHIP, claim)
+    assert bool(text) == (state not in want)
+    assert not text or all(w in text for w in want)
+
+
+def test_times_writes_the_point_times_of_the_run(smoke_record, tmp_path) -> None:
+    *_, out, record = smoke_record(FLAGSHIP)
+    page, readme = _files(tmp_path)
+    times = tmp_path / "point_times.json"
+    args = [str(out.parent), "--page", str(page), "--readme", str(readme), "--times", str(times)]
+    assert results_tables.main(args) == 0
+    table = PointTimes(json.loads(times.read_text()))
+    rows = table.presets["smoke"][FLAGSHIP]
+    assert len(rows) == len(record.points) and all(r["seconds"] >= 0 for r in rows)
+    request = RunStore(out / "points").request(rows[0]["run_id"])
+    assert table.seconds("smoke", request) == rows[0]["seconds"]

@@ -83,8 +83,9 @@ def expected_seconds(preset: str, request: RunRequest) -> float | None:
 
 
 def measured_point_times(folder: Path, preset: str) -> dict[str, Any]:
-    """The point-times table of a `reproduce` folder (`AREA/NAME/points/<run id>/`): every
-    point that finished, its run id, grid values and `last_attempt_s`.
+    """The point-times table of the run folders under `folder` (a `reproduce` folder:
+    `AREA/NAME/points/<run id>/`): every point that finished, its run id, grid values and
+    `last_attempt_s`.
 
     Args:
         folder: the reproduce folder; preset: the preset it ran.
@@ -94,8 +95,9 @@ def measured_point_times(folder: Path, preset: str) -> dict[str, Any]:
     """
     experiments: dict[str, list[dict[str, Any]]] = {}
     commits: set[str] = set()
-    for points in sorted(folder.glob("*/*/points")):
-        store = RunStore(points)
+    runs = {c.parent for c in folder.rglob("config.json") if (c.parent / "points").is_dir()}
+    for run in sorted(runs):
+        store = RunStore(run / "points")
         for run_id in store.run_ids():
             meta = store.meta(run_id)
             if store.status(run_id) != DONE or meta.get("last_attempt_s") is None:
