@@ -22,6 +22,7 @@ from bottlenecklab.experiments import (
 )
 from bottlenecklab.experiments.fcnn import bottleneck_bounds as bb
 from bottlenecklab.experiments.fcnn import rank_vs_depth as rvd
+from bottlenecklab.experiments.fcnn import symmetry_dynamics as sd
 from bottlenecklab.measure import (
     COR8_BOUND,
     COR8_MIDDLE_MAX,
@@ -283,7 +284,7 @@ def test_rank_claims_fail_when_nothing_fits() -> None:
 UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 
 
-@pytest.mark.parametrize("name", [RANK, "fcnn/symmetry-dynamics"])
+@pytest.mark.parametrize("name", [RANK, sd.EXPERIMENT.name])
 def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_path) -> None:
     """No training step: the certificate fails every claim about the trained networks."""
     exp = get(name)
