@@ -12,9 +12,11 @@ import pytest
 
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import Measurement, PointResult, get, resolve_config
+from bottlenecklab.experiments.leaky_resnet import _flow as q
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_flow as hf
 from bottlenecklab.theory import cost_of_identity, output_scaled_path, vector_field
 
-FLOW = "leaky-resnet/hamiltonian-flow"
+FLOW = hf.EXPERIMENT.name
 COI = "leaky-resnet/coi-minima"
 
 
@@ -71,7 +73,11 @@ def _good_flow(**over: Any) -> PointResult:
         for i, n in enumerate((50, 100, 200, 400))
     ]
     located = [{"path": "located", "steps": 25, "drift": 1e-8, "drift_end": 0.0, "crossings": 50}]
-    scalars = {"range_path_error": 1e-9, "range_norm_error": 1e-16, "scaling_path_error": 1e-9}
+    scalars = {
+        q.RANGE_PATH_ERROR.name: 1e-9,
+        q.RANGE_NORM_ERROR.name: 1e-16,
+        q.SCALING_PATH_ERROR.name: 1e-9,
+    }
     scalars.update(over.pop("scalars", {}))
     rows = over.pop("rows", smooth + kinked + located)
     return _crafted(scalars, {"refinement": rows})
@@ -103,29 +109,33 @@ def _wrong_leak_field(A, B, leak, mask=None):
 
 @pytest.mark.parametrize("field", [_drop_term_field, _wrong_leak_field])
 def test_flow_conservation_claims_fail_on_a_wrong_field(flow_cfg, field) -> None:
-    m = get(FLOW).measure(None, None, flow_cfg, field=field)
+    m = q.flow_measurement(None, None, flow_cfg, field=field)
     v = _verdicts(FLOW, flow_cfg, _result(m))
-    assert not v["rk4-order"] and not v["rk4-every-doubling"]
-    assert not v["kinked-drift"] and not v["kinked-first-order"] and not v["kinked-located"]
-    assert v["range-symmetry"] and v["output-scaling"]  # the forward ODE is untouched
+    assert not v[hf.RK4_ORDER.id] and not v[hf.RK4_EVERY_DOUBLING.id]
+    assert (
+        not v[hf.KINKED_DRIFT.id]
+        and not v[hf.KINKED_FIRST_ORDER.id]
+        and not v[hf.KINKED_LOCATED.id]
+    )
+    assert v[hf.RANGE_SYMMETRY.id] and v[hf.OUTPUT_SCALING.id]  # the forward ODE is untouched
 
 
 def test_flow_range_claims_fail_on_a_wrong_stretch(flow_cfg) -> None:
     def no_rescale(W, c):  # W_{q/c} without the 1/c
         return lambda q: W(q / c)
 
-    m = get(FLOW).measure(None, None, flow_cfg, stretch_fn=no_rescale)
+    m = q.flow_measurement(None, None, flow_cfg, stretch_fn=no_rescale)
     v = _verdicts(FLOW, flow_cfg, _result(m))
-    assert not v["range-symmetry"] and not v["range-norm"]
-    assert v["output-scaling"] and v["rk4-order"]
+    assert not v[hf.RANGE_SYMMETRY.id] and not v[hf.RANGE_NORM.id]
+    assert v[hf.OUTPUT_SCALING.id] and v[hf.RK4_ORDER.id]
 
 
 def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
-    m = get(FLOW).measure(
+    m = q.flow_measurement(
         None, None, flow_cfg, scale_fn=lambda path, c: output_scaled_path(path, 1.1 * c)
     )
     v = _verdicts(FLOW, flow_cfg, _result(m))
-    assert not v["output-scaling"] and v["range-symmetry"]
+    assert not v[hf.OUTPUT_SCALING.id] and v[hf.RANGE_SYMMETRY.id]
 
 
 @pytest.mark.parametrize(
@@ -137,7 +147,7 @@ def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
                 {"path": "smooth", "steps": n, "drift": 1e-4 / 16**i, "crossings": 1}
                 for i, n in enumerate((10, 20, 40))
             ],
-            {"rk4-order", "rk4-every-doubling"},
+            {hf.RK4_ORDER.id, hf.RK4_EVERY_DOUBLING.id},
         ),
         # Fourth order at the last doubling only (a plateau before it).
         (
@@ -145,12 +155,12 @@ def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
                 {"path": "smooth", "steps": n, "drift": d, "crossings": 0}
                 for n, d in ((10, 1e-4), (20, 0.9e-4), (40, 0.9e-4 / 16))
             ],
-            {"rk4-every-doubling"},
+            {hf.RK4_EVERY_DOUBLING.id},
         ),
         # Not conserved: the drift does not shrink.
         (
             [{"path": "smooth", "steps": n, "drift": 1e-2, "crossings": 0} for n in (10, 20, 40)],
-            {"rk4-order", "rk4-every-doubling"},
+            {hf.RK4_ORDER.id, hf.RK4_EVERY_DOUBLING.id},
         ),
     ],
 )
@@ -163,11 +173,15 @@ def test_flow_smooth_claims_fail_on_crafted_results(flow_cfg, rows, failing) -> 
 @pytest.mark.parametrize(
     ("drifts", "crossings", "failing"),
     [
-        ((5e-4, 5e-4, 5e-4, 5e-4), 50, {"kinked-first-order"}),  # plateau: not first order
-        ((1e-1, 5e-2, 2.5e-2, 1.25e-2), 50, {"kinked-drift"}),  # first order but too big
-        ((1e-3, 1e-3 / 16, 1e-3 / 256, 1e-3 / 4096), 50, {"kinked-first-order"}),  # no kink seen
-        ((1e-3, 5e-4, 2.5e-4, 1.25e-4), 0, {"kinked-first-order"}),  # no crossing at all
-        ((1e-3, 5e-4, 2.5e-4, math.nan), 50, {"kinked-drift", "kinked-first-order"}),
+        ((5e-4, 5e-4, 5e-4, 5e-4), 50, {hf.KINKED_FIRST_ORDER.id}),  # plateau: not first order
+        ((1e-1, 5e-2, 2.5e-2, 1.25e-2), 50, {hf.KINKED_DRIFT.id}),  # first order but too big
+        (
+            (1e-3, 1e-3 / 16, 1e-3 / 256, 1e-3 / 4096),
+            50,
+            {hf.KINKED_FIRST_ORDER.id},
+        ),  # no kink seen
+        ((1e-3, 5e-4, 2.5e-4, 1.25e-4), 0, {hf.KINKED_FIRST_ORDER.id}),  # no crossing at all
+        ((1e-3, 5e-4, 2.5e-4, math.nan), 50, {hf.KINKED_DRIFT.id, hf.KINKED_FIRST_ORDER.id}),
     ],
 )
 def test_flow_kinked_claims_fail_on_crafted_results(flow_cfg, drifts, crossings, failing) -> None:
@@ -180,16 +194,19 @@ def test_flow_kinked_claims_fail_on_crafted_results(flow_cfg, drifts, crossings,
     assert {k for k, ok in v.items() if not ok} == failing
 
 
-@pytest.mark.parametrize("key", ["range_path_error", "range_norm_error", "scaling_path_error"])
+@pytest.mark.parametrize(
+    ("quantity", "claim"),
+    [
+        (q.RANGE_PATH_ERROR, hf.RANGE_SYMMETRY),
+        (q.RANGE_NORM_ERROR, hf.RANGE_NORM),
+        (q.SCALING_PATH_ERROR, hf.OUTPUT_SCALING),
+    ],
+    ids=lambda x: getattr(x, "id", str(x)),
+)
 @pytest.mark.parametrize("value", [1e-3, math.nan, math.inf])
-def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, key, value) -> None:
-    v = _verdicts(FLOW, flow_cfg, _good_flow(scalars={key: value}))
-    claim = {
-        "range_path_error": "range-symmetry",
-        "range_norm_error": "range-norm",
-        "scaling_path_error": "output-scaling",
-    }[key]
-    assert {k for k, ok in v.items() if not ok} == {claim}
+def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, quantity, claim, value) -> None:
+    v = _verdicts(FLOW, flow_cfg, _good_flow(scalars={quantity.name: value}))
+    assert {k for k, ok in v.items() if not ok} == {claim.id}
 
 
 @pytest.mark.parametrize(
@@ -204,7 +221,7 @@ def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, key, value) -> N
 def test_flow_located_claim_fails_on_crafted_results(flow_cfg, located) -> None:
     rows = [r for r in _good_flow().tables["refinement"] if r["path"] != "located"]
     v = _verdicts(FLOW, flow_cfg, _good_flow(rows=rows + located))
-    assert {k for k, ok in v.items() if not ok} == {"kinked-located"}
+    assert {k for k, ok in v.items() if not ok} == {hf.KINKED_LOCATED.id}
 
 
 def test_flow_claims_all_fail_without_measurements(flow_cfg) -> None:
