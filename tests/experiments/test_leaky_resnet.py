@@ -10,7 +10,8 @@ import pytest
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
-from bottlenecklab.experiments.leaky_resnet import _flow
+from bottlenecklab.experiments.leaky_resnet import _coi, _flow
+from bottlenecklab.experiments.leaky_resnet import coi_minima as cm
 from bottlenecklab.experiments.leaky_resnet import discretization as disc
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_flow as hf
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
@@ -88,16 +89,10 @@ EXPECTED = {
         ("order_ratio_smooth", "drift_kinked_20")  # the refinement's summary (not declared)
         + tuple(q.name for q in _flow.FLOW.quantities),
     ),
-    "leaky-resnet/coi-minima": (
-        (
-            "prop1-bound",
-            "nonneg-coi-is-rank",
-            "minima-non-negative",
-            "minima-coi-is-rank",
-            "minima-coi-bar-is-rank",
-        ),
+    cm.EXPERIMENT.name: (
+        tuple(c.id for c in cm.CLAIMS),
         ("coi_minima",),
-        ("prop1_min_gap", "prop2_max_negative_mass", "prop2_max_rank_error"),
+        tuple(q.name for q in _coi.COI_MINIMA.quantities),
     ),
 }
 

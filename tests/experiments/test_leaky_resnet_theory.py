@@ -6,18 +6,23 @@ of the `quick` presets passes."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import Measurement, PointResult, get, resolve_config
+from bottlenecklab.experiments.leaky_resnet import _coi as cq
 from bottlenecklab.experiments.leaky_resnet import _flow as q
+from bottlenecklab.experiments.leaky_resnet import coi_minima as cm
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_flow as hf
-from bottlenecklab.theory import cost_of_identity, output_scaled_path, vector_field
+from bottlenecklab.measure import RankRule
+from bottlenecklab.theory import cost_of_identity, numerical_rank, output_scaled_path, vector_field
 
 FLOW = hf.EXPERIMENT.name
-COI = "leaky-resnet/coi-minima"
+COI = cm.EXPERIMENT.name
 
 
 def _result(m: Measurement) -> PointResult:
@@ -296,20 +301,20 @@ def test_coi_claims_fail_on_a_wrong_coi_function(coi_cfg) -> None:
         return 0.5 * cost_of_identity(A, **kw)
 
     cfg = apply_overrides(coi_cfg, {"steps": 200})  # fails whether converged or not
-    m = get(COI).measure(None, None, cfg, coi=half)
+    m = cq.coi_measurement(None, None, cfg, coi=half)
     v = _verdicts(COI, cfg, _result(m))
-    assert not v["prop1-bound"] and not v["nonneg-coi-is-rank"]
-    assert not v["minima-coi-is-rank"] and not v["minima-coi-bar-is-rank"]
+    assert not v[cm.PROP1_BOUND.id] and not v[cm.NONNEG_COI_IS_RANK.id]
+    assert not v[cm.MINIMA_COI_IS_RANK.id] and not v[cm.MINIMA_COI_BAR_IS_RANK.id]
 
 
 def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
     def still(A0, **kw):  # end points = the Gaussian starts
         return A0, [float(cost_of_identity(A0))]
 
-    m = get(COI).measure(None, None, coi_cfg, minimize=still)
+    m = cq.coi_measurement(None, None, coi_cfg, minimize=still)
     v = _verdicts(COI, coi_cfg, _result(m))
-    assert v["prop1-bound"] and v["nonneg-coi-is-rank"]
-    assert not v["minima-non-negative"] and not v["minima-coi-is-rank"]
+    assert v[cm.PROP1_BOUND.id] and v[cm.NONNEG_COI_IS_RANK.id]
+    assert not v[cm.MINIMA_NON_NEGATIVE.id] and not v[cm.MINIMA_COI_IS_RANK.id]
 
 
 @pytest.mark.parametrize(
@@ -330,7 +335,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     }
                 ]
             },
-            {"prop1-bound", "nonneg-coi-is-rank"},
+            {cm.PROP1_BOUND.id, cm.NONNEG_COI_IS_RANK.id},
         ),  # and no non-negative matrix measured
         (
             {
@@ -347,7 +352,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     }
                 ]
             },
-            {"nonneg-coi-is-rank"},
+            {cm.NONNEG_COI_IS_RANK.id},
         ),
         (
             {
@@ -355,7 +360,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     {"start": 0, "rank": 3, "coi": 3.0, "coi_bar": 3.0, "negative_mass": 1e-3}
                 ]
             },
-            {"minima-non-negative"},
+            {cm.MINIMA_NON_NEGATIVE.id},
         ),
         (
             {
@@ -363,7 +368,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     {"start": 0, "rank": 3, "coi": 3.5, "coi_bar": 3.0, "negative_mass": 0.0}
                 ]
             },
-            {"minima-coi-is-rank"},
+            {cm.MINIMA_COI_IS_RANK.id},
         ),
         (
             {
@@ -371,11 +376,11 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     {"start": 0, "rank": 3, "coi": 3.0, "coi_bar": math.nan, "negative_mass": 0.0}
                 ]
             },
-            {"minima-coi-bar-is-rank"},
+            {cm.MINIMA_COI_BAR_IS_RANK.id},
         ),
         (
             {"coi_minima": []},
-            {"minima-non-negative", "minima-coi-is-rank", "minima-coi-bar-is-rank"},
+            {cm.MINIMA_NON_NEGATIVE.id, cm.MINIMA_COI_IS_RANK.id, cm.MINIMA_COI_BAR_IS_RANK.id},
         ),
     ],
 )
@@ -385,3 +390,37 @@ def test_coi_claims_fail_on_crafted_results(coi_cfg, over, failing) -> None:
 
 
 # ---------------------------------------------------------------- quick presets (slow)
+
+
+# ---------------------------------------------------------------- coi-minima's rank rules
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(
+    ("rule", "rel"),
+    [
+        (cq.PROP1_RANK_RULE, 1e-8),
+        (cq.minima_rank_rule(1e-4), 1e-2),
+        (cq.minima_rank_rule(1e-6), 1e-3),
+    ],
+    ids=["prop1", "minima-1e-4", "minima-1e-6"],
+)
+def test_coi_rank_rules_count_as_the_theory_does(rule: RankRule, rel: float, seed: int) -> None:
+    """The named rules count a planted spectrum (values on both sides of each cutoff) as
+    `theory.numerical_rank` does with the cutoff the experiment passes it."""
+    g = torch.Generator().manual_seed(seed)
+    U, _ = torch.linalg.qr(torch.randn(9, 9, generator=g, dtype=torch.float64))
+    V, _ = torch.linalg.qr(torch.randn(7, 7, generator=g, dtype=torch.float64))
+    s = torch.tensor([2.0, 1.0, 0.1, 0.015, 5e-3, 5e-4, 1e-9], dtype=torch.float64)
+    A = U[:, :7] @ torch.diag(s) @ V.T
+    assert rule.cutoff == pytest.approx(rel, rel=1e-12)
+    t = torch.linalg.svdvals(A)
+    assert rule.read(t, tuple(A.shape)).rank == numerical_rank(A, rule.cutoff)
+
+
+def test_coi_rank_quantities_name_their_rules_as_the_docs_list_them() -> None:
+    doc = Path(__file__).parents[2] / "docs" / "add-a-quantity.md"
+    ranks = [x for x in cq.COI_MINIMA.quantities if x.units == "rank"]
+    assert ranks and all(isinstance(x.rule, RankRule) for x in ranks)
+    assert all(f"| `{x.name}` |" in doc.read_text() for x in ranks)
+    assert cq.PROP2_MEAN_RANK.rule == cq.minima_rank_rule(cm.Config().gamma0)
