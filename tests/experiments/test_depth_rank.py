@@ -22,6 +22,9 @@ from bottlenecklab.experiments import (
 )
 from bottlenecklab.experiments.fcnn import bottleneck_bounds as bb
 from bottlenecklab.experiments.fcnn import rank_vs_depth as rvd
+from bottlenecklab.experiments.fcnn import symmetry_dynamics as sd
+from bottlenecklab.experiments.linear import _representation as lq
+from bottlenecklab.experiments.linear import representation_cost as rc
 from bottlenecklab.measure import (
     COR8_BOUND,
     COR8_MIDDLE_MAX,
@@ -43,10 +46,11 @@ from bottlenecklab.measure import (
     TRAIN_COST,
     TRAINED_CHAIN_SLACK,
     TRAINED_THM15_SLACK,
+    Quantity,
 )
 
-LINEAR = "linear/representation-cost"
-CLOSED_FORMS = {"remainder_slope", "example20_slope"}
+LINEAR = rc.EXPERIMENT.name
+CLOSED_FORMS = {q.name for q in lq.CLOSED_FORMS}
 
 EXPECTED = {
     bb.EXPERIMENT.name: (
@@ -85,19 +89,9 @@ EXPECTED = {
         tuple(q.name for q in (NORM_SQ, MIDDLE_RANK, OFF_RANK_LAYERS, TRAIN_COST)),
     ),
     LINEAR: (
-        (
-            "remainder-slope",
-            "remainder-constant",
-            "optimal-factorization",
-            "trained-norm",
-            "trained-grams",
-            "trained-balanced",
-            "prop12",
-            "example20",
-            "example20-excess",
-        ),
+        tuple(c.id for c in rc.CLAIMS),
         ("representation_cost",),
-        ("remainder_slope", "norm_gap", "gram_error_max", "balance_max", "example20_slope"),
+        tuple(q.name for q in (*lq.TRAINED, *lq.CLOSED_FORMS)),
     ),
 }
 
@@ -135,36 +129,42 @@ def linear_good(smoke_record) -> tuple:
     return exp, cfg, record.points[0]
 
 
-def _with(point: PointResult, **scalars) -> PointResult:
-    return dataclasses.replace(point, scalars={**point.scalars, **scalars})
+def _with(point: PointResult, values: dict[Quantity, float]) -> PointResult:
+    return dataclasses.replace(
+        point, scalars={**point.scalars, **{q.name: v for q, v in values.items()}}
+    )
+
+
+TRAINED_LINEAR = (rc.TRAINED_NORM, rc.TRAINED_GRAMS, rc.TRAINED_BALANCED)
 
 
 def test_linear_closed_form_claims_pass_on_the_smoke_run(linear_good) -> None:
     exp, cfg, point = linear_good
     got = {c.id: c.passed for c in exp.evaluate(cfg, [point])}
-    for cid in ("remainder-slope", "remainder-constant", "optimal-factorization", "prop12"):
-        assert got[cid], cid
-    assert got["example20"] and got["example20-excess"]
+    for spec in rc.CLAIMS:
+        if spec not in TRAINED_LINEAR:
+            assert got[spec.id], spec.id
 
 
 @pytest.mark.parametrize(
-    "scalars, failing",
+    "values, failing",
     [
-        ({"remainder_slope": -2.9}, "remainder-slope"),  # e.g. the constant term left in
-        ({"remainder_constant_ratio": 1.2}, "remainder-constant"),
-        ({"factorization_A_error": 1e-6}, "optimal-factorization"),
-        ({"norm_gap": 0.05}, "trained-norm"),
-        ({"gram_error_max": 0.2}, "trained-grams"),
-        ({"balance_max": 0.3}, "trained-balanced"),
-        ({"prop12_norm_error": 1.0}, "prop12"),
-        ({"example20_f_error": 1e-3}, "example20"),
-        ({"example20_slope": -0.3}, "example20-excess"),
+        ({lq.REMAINDER_SLOPE: -2.9}, rc.REMAINDER_SLOPE_CLAIM),  # e.g. the constant term left in
+        ({lq.REMAINDER_CONSTANT_RATIO: 1.2}, rc.REMAINDER_CONSTANT_CLAIM),
+        ({lq.FACTORIZATION_ERRORS[0]: 1e-6}, rc.OPTIMAL_FACTORIZATION),
+        ({lq.NORM_GAP: 0.05}, rc.TRAINED_NORM),
+        ({lq.GRAM_ERROR_MAX: 0.2}, rc.TRAINED_GRAMS),
+        ({lq.BALANCE_MAX: 0.3}, rc.TRAINED_BALANCED),
+        ({lq.PROP12_NORM_ERROR: 1.0}, rc.PROP12),
+        ({lq.EXAMPLE20_F_ERROR: 1e-3}, rc.EXAMPLE20),
+        ({lq.EXAMPLE20_SLOPE: -0.3}, rc.EXAMPLE20_EXCESS),
     ],
+    ids=lambda x: x.id if hasattr(x, "id") else None,
 )
-def test_linear_claims_fail_on_wrong_results(linear_good, scalars, failing) -> None:
+def test_linear_claims_fail_on_wrong_results(linear_good, values, failing) -> None:
     exp, cfg, point = linear_good
-    got = {c.id: c.passed for c in exp.evaluate(cfg, [_with(point, **scalars)])}
-    assert got[failing] is False
+    got = {c.id: c.passed for c in exp.evaluate(cfg, [_with(point, values)])}
+    assert got[failing.id] is False
 
 
 def test_linear_trained_claims_fail_on_an_untrained_network(tmp_path) -> None:
@@ -177,7 +177,7 @@ def test_linear_trained_claims_fail_on_an_untrained_network(tmp_path) -> None:
     )
     record = run_experiment(exp, cfg, tmp_path / "run", preset="smoke", progress=False)
     states = {c.id: c.state for c in record.claims}
-    trained = {"trained-norm", "trained-grams", "trained-balanced"}
+    trained = {c.id for c in TRAINED_LINEAR}
     assert {states[c] for c in trained} == {"not-converged"}
     # and on their own criteria too
     by_id = {c.id: c for c in record.claims}
@@ -283,7 +283,7 @@ def test_rank_claims_fail_when_nothing_fits() -> None:
 UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 
 
-@pytest.mark.parametrize("name", [RANK, "fcnn/symmetry-dynamics"])
+@pytest.mark.parametrize("name", [RANK, sd.EXPERIMENT.name])
 def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_path) -> None:
     """No training step: the certificate fails every claim about the trained networks."""
     exp = get(name)

@@ -10,7 +10,10 @@ import pytest
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._spec import KINK_THRESHOLD
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.leaky_resnet import _coi, _flow
+from bottlenecklab.experiments.leaky_resnet import coi_minima as cm
 from bottlenecklab.experiments.leaky_resnet import discretization as disc
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_flow as hf
 from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
 from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
@@ -80,30 +83,16 @@ EXPECTED = {
             "balancedness_max",
         ),
     ),
-    "leaky-resnet/hamiltonian-flow": (
-        (
-            "rk4-order",
-            "rk4-every-doubling",
-            "kinked-drift",
-            "kinked-first-order",
-            "kinked-located",
-            "range-symmetry",
-            "range-norm",
-            "output-scaling",
-        ),
+    hf.EXPERIMENT.name: (
+        tuple(c.id for c in hf.CLAIMS),
         ("hamiltonian_flow",),
-        ("order_ratio_smooth", "drift_kinked_20", "range_path_error", "scaling_path_error"),
+        ("order_ratio_smooth", "drift_kinked_20")  # the refinement's summary (not declared)
+        + tuple(q.name for q in _flow.FLOW.quantities),
     ),
-    "leaky-resnet/coi-minima": (
-        (
-            "prop1-bound",
-            "nonneg-coi-is-rank",
-            "minima-non-negative",
-            "minima-coi-is-rank",
-            "minima-coi-bar-is-rank",
-        ),
+    cm.EXPERIMENT.name: (
+        tuple(c.id for c in cm.CLAIMS),
         ("coi_minima",),
-        ("prop1_min_gap", "prop2_max_negative_mass", "prop2_max_rank_error"),
+        tuple(q.name for q in _coi.COI_MINIMA.quantities),
     ),
 }
 

@@ -6,16 +6,23 @@ of the `quick` presets passes."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from bottlenecklab.config import apply_overrides
 from bottlenecklab.experiments import Measurement, PointResult, get, resolve_config
-from bottlenecklab.theory import cost_of_identity, output_scaled_path, vector_field
+from bottlenecklab.experiments.leaky_resnet import _coi as cq
+from bottlenecklab.experiments.leaky_resnet import _flow as q
+from bottlenecklab.experiments.leaky_resnet import coi_minima as cm
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_flow as hf
+from bottlenecklab.measure import RankRule
+from bottlenecklab.theory import cost_of_identity, numerical_rank, output_scaled_path, vector_field
 
-FLOW = "leaky-resnet/hamiltonian-flow"
-COI = "leaky-resnet/coi-minima"
+FLOW = hf.EXPERIMENT.name
+COI = cm.EXPERIMENT.name
 
 
 def _result(m: Measurement) -> PointResult:
@@ -71,7 +78,11 @@ def _good_flow(**over: Any) -> PointResult:
         for i, n in enumerate((50, 100, 200, 400))
     ]
     located = [{"path": "located", "steps": 25, "drift": 1e-8, "drift_end": 0.0, "crossings": 50}]
-    scalars = {"range_path_error": 1e-9, "range_norm_error": 1e-16, "scaling_path_error": 1e-9}
+    scalars = {
+        q.RANGE_PATH_ERROR.name: 1e-9,
+        q.RANGE_NORM_ERROR.name: 1e-16,
+        q.SCALING_PATH_ERROR.name: 1e-9,
+    }
     scalars.update(over.pop("scalars", {}))
     rows = over.pop("rows", smooth + kinked + located)
     return _crafted(scalars, {"refinement": rows})
@@ -103,29 +114,33 @@ def _wrong_leak_field(A, B, leak, mask=None):
 
 @pytest.mark.parametrize("field", [_drop_term_field, _wrong_leak_field])
 def test_flow_conservation_claims_fail_on_a_wrong_field(flow_cfg, field) -> None:
-    m = get(FLOW).measure(None, None, flow_cfg, field=field)
+    m = q.flow_measurement(None, None, flow_cfg, field=field)
     v = _verdicts(FLOW, flow_cfg, _result(m))
-    assert not v["rk4-order"] and not v["rk4-every-doubling"]
-    assert not v["kinked-drift"] and not v["kinked-first-order"] and not v["kinked-located"]
-    assert v["range-symmetry"] and v["output-scaling"]  # the forward ODE is untouched
+    assert not v[hf.RK4_ORDER.id] and not v[hf.RK4_EVERY_DOUBLING.id]
+    assert (
+        not v[hf.KINKED_DRIFT.id]
+        and not v[hf.KINKED_FIRST_ORDER.id]
+        and not v[hf.KINKED_LOCATED.id]
+    )
+    assert v[hf.RANGE_SYMMETRY.id] and v[hf.OUTPUT_SCALING.id]  # the forward ODE is untouched
 
 
 def test_flow_range_claims_fail_on_a_wrong_stretch(flow_cfg) -> None:
     def no_rescale(W, c):  # W_{q/c} without the 1/c
         return lambda q: W(q / c)
 
-    m = get(FLOW).measure(None, None, flow_cfg, stretch_fn=no_rescale)
+    m = q.flow_measurement(None, None, flow_cfg, stretch_fn=no_rescale)
     v = _verdicts(FLOW, flow_cfg, _result(m))
-    assert not v["range-symmetry"] and not v["range-norm"]
-    assert v["output-scaling"] and v["rk4-order"]
+    assert not v[hf.RANGE_SYMMETRY.id] and not v[hf.RANGE_NORM.id]
+    assert v[hf.OUTPUT_SCALING.id] and v[hf.RK4_ORDER.id]
 
 
 def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
-    m = get(FLOW).measure(
+    m = q.flow_measurement(
         None, None, flow_cfg, scale_fn=lambda path, c: output_scaled_path(path, 1.1 * c)
     )
     v = _verdicts(FLOW, flow_cfg, _result(m))
-    assert not v["output-scaling"] and v["range-symmetry"]
+    assert not v[hf.OUTPUT_SCALING.id] and v[hf.RANGE_SYMMETRY.id]
 
 
 @pytest.mark.parametrize(
@@ -137,7 +152,7 @@ def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
                 {"path": "smooth", "steps": n, "drift": 1e-4 / 16**i, "crossings": 1}
                 for i, n in enumerate((10, 20, 40))
             ],
-            {"rk4-order", "rk4-every-doubling"},
+            {hf.RK4_ORDER.id, hf.RK4_EVERY_DOUBLING.id},
         ),
         # Fourth order at the last doubling only (a plateau before it).
         (
@@ -145,12 +160,12 @@ def test_flow_scaling_claim_fails_on_a_wrong_leak_shift(flow_cfg) -> None:
                 {"path": "smooth", "steps": n, "drift": d, "crossings": 0}
                 for n, d in ((10, 1e-4), (20, 0.9e-4), (40, 0.9e-4 / 16))
             ],
-            {"rk4-every-doubling"},
+            {hf.RK4_EVERY_DOUBLING.id},
         ),
         # Not conserved: the drift does not shrink.
         (
             [{"path": "smooth", "steps": n, "drift": 1e-2, "crossings": 0} for n in (10, 20, 40)],
-            {"rk4-order", "rk4-every-doubling"},
+            {hf.RK4_ORDER.id, hf.RK4_EVERY_DOUBLING.id},
         ),
     ],
 )
@@ -163,11 +178,15 @@ def test_flow_smooth_claims_fail_on_crafted_results(flow_cfg, rows, failing) -> 
 @pytest.mark.parametrize(
     ("drifts", "crossings", "failing"),
     [
-        ((5e-4, 5e-4, 5e-4, 5e-4), 50, {"kinked-first-order"}),  # plateau: not first order
-        ((1e-1, 5e-2, 2.5e-2, 1.25e-2), 50, {"kinked-drift"}),  # first order but too big
-        ((1e-3, 1e-3 / 16, 1e-3 / 256, 1e-3 / 4096), 50, {"kinked-first-order"}),  # no kink seen
-        ((1e-3, 5e-4, 2.5e-4, 1.25e-4), 0, {"kinked-first-order"}),  # no crossing at all
-        ((1e-3, 5e-4, 2.5e-4, math.nan), 50, {"kinked-drift", "kinked-first-order"}),
+        ((5e-4, 5e-4, 5e-4, 5e-4), 50, {hf.KINKED_FIRST_ORDER.id}),  # plateau: not first order
+        ((1e-1, 5e-2, 2.5e-2, 1.25e-2), 50, {hf.KINKED_DRIFT.id}),  # first order but too big
+        (
+            (1e-3, 1e-3 / 16, 1e-3 / 256, 1e-3 / 4096),
+            50,
+            {hf.KINKED_FIRST_ORDER.id},
+        ),  # no kink seen
+        ((1e-3, 5e-4, 2.5e-4, 1.25e-4), 0, {hf.KINKED_FIRST_ORDER.id}),  # no crossing at all
+        ((1e-3, 5e-4, 2.5e-4, math.nan), 50, {hf.KINKED_DRIFT.id, hf.KINKED_FIRST_ORDER.id}),
     ],
 )
 def test_flow_kinked_claims_fail_on_crafted_results(flow_cfg, drifts, crossings, failing) -> None:
@@ -180,16 +199,19 @@ def test_flow_kinked_claims_fail_on_crafted_results(flow_cfg, drifts, crossings,
     assert {k for k, ok in v.items() if not ok} == failing
 
 
-@pytest.mark.parametrize("key", ["range_path_error", "range_norm_error", "scaling_path_error"])
+@pytest.mark.parametrize(
+    ("quantity", "claim"),
+    [
+        (q.RANGE_PATH_ERROR, hf.RANGE_SYMMETRY),
+        (q.RANGE_NORM_ERROR, hf.RANGE_NORM),
+        (q.SCALING_PATH_ERROR, hf.OUTPUT_SCALING),
+    ],
+    ids=lambda x: getattr(x, "id", str(x)),
+)
 @pytest.mark.parametrize("value", [1e-3, math.nan, math.inf])
-def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, key, value) -> None:
-    v = _verdicts(FLOW, flow_cfg, _good_flow(scalars={key: value}))
-    claim = {
-        "range_path_error": "range-symmetry",
-        "range_norm_error": "range-norm",
-        "scaling_path_error": "output-scaling",
-    }[key]
-    assert {k for k, ok in v.items() if not ok} == {claim}
+def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, quantity, claim, value) -> None:
+    v = _verdicts(FLOW, flow_cfg, _good_flow(scalars={quantity.name: value}))
+    assert {k for k, ok in v.items() if not ok} == {claim.id}
 
 
 @pytest.mark.parametrize(
@@ -204,7 +226,7 @@ def test_flow_symmetry_claims_fail_on_crafted_results(flow_cfg, key, value) -> N
 def test_flow_located_claim_fails_on_crafted_results(flow_cfg, located) -> None:
     rows = [r for r in _good_flow().tables["refinement"] if r["path"] != "located"]
     v = _verdicts(FLOW, flow_cfg, _good_flow(rows=rows + located))
-    assert {k for k, ok in v.items() if not ok} == {"kinked-located"}
+    assert {k for k, ok in v.items() if not ok} == {hf.KINKED_LOCATED.id}
 
 
 def test_flow_claims_all_fail_without_measurements(flow_cfg) -> None:
@@ -279,20 +301,20 @@ def test_coi_claims_fail_on_a_wrong_coi_function(coi_cfg) -> None:
         return 0.5 * cost_of_identity(A, **kw)
 
     cfg = apply_overrides(coi_cfg, {"steps": 200})  # fails whether converged or not
-    m = get(COI).measure(None, None, cfg, coi=half)
+    m = cq.coi_measurement(None, None, cfg, coi=half)
     v = _verdicts(COI, cfg, _result(m))
-    assert not v["prop1-bound"] and not v["nonneg-coi-is-rank"]
-    assert not v["minima-coi-is-rank"] and not v["minima-coi-bar-is-rank"]
+    assert not v[cm.PROP1_BOUND.id] and not v[cm.NONNEG_COI_IS_RANK.id]
+    assert not v[cm.MINIMA_COI_IS_RANK.id] and not v[cm.MINIMA_COI_BAR_IS_RANK.id]
 
 
 def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
     def still(A0, **kw):  # end points = the Gaussian starts
         return A0, [float(cost_of_identity(A0))]
 
-    m = get(COI).measure(None, None, coi_cfg, minimize=still)
+    m = cq.coi_measurement(None, None, coi_cfg, minimize=still)
     v = _verdicts(COI, coi_cfg, _result(m))
-    assert v["prop1-bound"] and v["nonneg-coi-is-rank"]
-    assert not v["minima-non-negative"] and not v["minima-coi-is-rank"]
+    assert v[cm.PROP1_BOUND.id] and v[cm.NONNEG_COI_IS_RANK.id]
+    assert not v[cm.MINIMA_NON_NEGATIVE.id] and not v[cm.MINIMA_COI_IS_RANK.id]
 
 
 @pytest.mark.parametrize(
@@ -313,7 +335,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     }
                 ]
             },
-            {"prop1-bound", "nonneg-coi-is-rank"},
+            {cm.PROP1_BOUND.id, cm.NONNEG_COI_IS_RANK.id},
         ),  # and no non-negative matrix measured
         (
             {
@@ -330,7 +352,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     }
                 ]
             },
-            {"nonneg-coi-is-rank"},
+            {cm.NONNEG_COI_IS_RANK.id},
         ),
         (
             {
@@ -338,7 +360,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     {"start": 0, "rank": 3, "coi": 3.0, "coi_bar": 3.0, "negative_mass": 1e-3}
                 ]
             },
-            {"minima-non-negative"},
+            {cm.MINIMA_NON_NEGATIVE.id},
         ),
         (
             {
@@ -346,7 +368,7 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     {"start": 0, "rank": 3, "coi": 3.5, "coi_bar": 3.0, "negative_mass": 0.0}
                 ]
             },
-            {"minima-coi-is-rank"},
+            {cm.MINIMA_COI_IS_RANK.id},
         ),
         (
             {
@@ -354,11 +376,11 @@ def test_coi_claims_fail_when_the_minimizer_does_not_minimize(coi_cfg) -> None:
                     {"start": 0, "rank": 3, "coi": 3.0, "coi_bar": math.nan, "negative_mass": 0.0}
                 ]
             },
-            {"minima-coi-bar-is-rank"},
+            {cm.MINIMA_COI_BAR_IS_RANK.id},
         ),
         (
             {"coi_minima": []},
-            {"minima-non-negative", "minima-coi-is-rank", "minima-coi-bar-is-rank"},
+            {cm.MINIMA_NON_NEGATIVE.id, cm.MINIMA_COI_IS_RANK.id, cm.MINIMA_COI_BAR_IS_RANK.id},
         ),
     ],
 )
@@ -368,3 +390,37 @@ def test_coi_claims_fail_on_crafted_results(coi_cfg, over, failing) -> None:
 
 
 # ---------------------------------------------------------------- quick presets (slow)
+
+
+# ---------------------------------------------------------------- coi-minima's rank rules
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(
+    ("rule", "rel"),
+    [
+        (cq.PROP1_RANK_RULE, 1e-8),
+        (cq.minima_rank_rule(1e-4), 1e-2),
+        (cq.minima_rank_rule(1e-6), 1e-3),
+    ],
+    ids=["prop1", "minima-1e-4", "minima-1e-6"],
+)
+def test_coi_rank_rules_count_as_the_theory_does(rule: RankRule, rel: float, seed: int) -> None:
+    """The named rules count a planted spectrum (values on both sides of each cutoff) as
+    `theory.numerical_rank` does with the cutoff the experiment passes it."""
+    g = torch.Generator().manual_seed(seed)
+    U, _ = torch.linalg.qr(torch.randn(9, 9, generator=g, dtype=torch.float64))
+    V, _ = torch.linalg.qr(torch.randn(7, 7, generator=g, dtype=torch.float64))
+    s = torch.tensor([2.0, 1.0, 0.1, 0.015, 5e-3, 5e-4, 1e-9], dtype=torch.float64)
+    A = U[:, :7] @ torch.diag(s) @ V.T
+    assert rule.cutoff == pytest.approx(rel, rel=1e-12)
+    t = torch.linalg.svdvals(A)
+    assert rule.read(t, tuple(A.shape)).rank == numerical_rank(A, rule.cutoff)
+
+
+def test_coi_rank_quantities_name_their_rules_as_the_docs_list_them() -> None:
+    doc = Path(__file__).parents[2] / "docs" / "add-a-quantity.md"
+    ranks = [x for x in cq.COI_MINIMA.quantities if x.units == "rank"]
+    assert ranks and all(isinstance(x.rule, RankRule) for x in ranks)
+    assert all(f"| `{x.name}` |" in doc.read_text() for x in ranks)
+    assert cq.PROP2_MEAN_RANK.rule == cq.minima_rank_rule(cm.Config().gamma0)

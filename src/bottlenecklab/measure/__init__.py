@@ -151,6 +151,7 @@ from bottlenecklab.measure.geodesics import (
 
 # Jacobians of a fully-connected network (001) (`measure.jacobians`)
 from bottlenecklab.measure.jacobians import (
+    JACOBIAN_RANK_RULE,
     RANK_REL,
     function_jacobians,
     input_jacobians,
@@ -188,6 +189,7 @@ from bottlenecklab.measure.quantity import Quantity
 
 # Numerical rank of representations and weights (`measure.rank`)
 from bottlenecklab.measure.rank import (
+    AFFINE_RANK_RULE,
     CENTRED_REL,
     COR8,
     COR8_BOUND,
@@ -427,6 +429,7 @@ __all__ = [  # noqa: RUF022
     "portrait_summary",
     "step_profile",
     # measure.jacobians
+    "JACOBIAN_RANK_RULE",
     "RANK_REL",
     "function_jacobians",
     "input_jacobians",
@@ -466,6 +469,7 @@ __all__ = [  # noqa: RUF022
     "MIDDLE_RANK",
     "NORM_SQ",
     "OFF_RANK_LAYERS",
+    "AFFINE_RANK_RULE",
     "CENTRED_REL",
     "CUTOFF",
     "GAP",

@@ -11,11 +11,13 @@ import torch
 
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._quantity import Quantity
+from bottlenecklab.measure._rank_rule import RankRule
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import linear_representation_cost, partial_isometry_distance_sq
 
 __all__ = [
     "BOUND_SLACKS",
+    "JACOBIAN_RANK_RULE",
     "RANDOM_CHAIN_SLACK",
     "RANDOM_THM15_SLACK",
     "TRAINED_CHAIN_SLACK",
@@ -34,6 +36,8 @@ __all__ = [
 ]
 
 RANK_REL = 1e-3  # Jacobian rank: s_i > 1e-3 s_1 (spec `depth-and-rank.md`)
+# The rule of every rank of a Jacobian `Jf(x)` or `d a~_l / dx` (spec README, "Rank rules")
+JACOBIAN_RANK_RULE = RankRule.paper(RANK_REL, "spec depth-and-rank.md (paper 001's Rank Jf(x))")
 
 
 def _activation_slope(model: Any, z: torch.Tensor) -> torch.Tensor:

@@ -9,6 +9,7 @@ slope estimates the rank, the intercept the regularity `R1`).
 """
 
 from bottlenecklab.measure._layer_ranks import (
+    AFFINE_RANK_RULE,
     CENTRED_REL,
     COR8,
     COR8_BOUND,
@@ -54,6 +55,7 @@ from bottlenecklab.measure._rank_rule import (
 )
 
 __all__ = [
+    "AFFINE_RANK_RULE",
     "CENTRED_REL",
     "COR8",
     "COR8_BOUND",

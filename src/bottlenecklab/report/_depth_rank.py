@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments.linear._representation import REMAINDER_CONSTANT
 from bottlenecklab.measure import (
     COR8_BOUND,
     DEPTH,
@@ -37,7 +38,7 @@ def representation_cost(record: RunRecord, folder: Path) -> list[Path]:
     L = np.array([x["depth"] for x in rem], dtype=float)
     y = np.abs([x["remainder"] for x in rem])
     ax0.loglog(L, y, "o-", ms=4, label="remainder")
-    const = r.scalars.get("remainder_constant", np.nan)
+    const = r.get(REMAINDER_CONSTANT, np.nan)
     ax0.loglog(L, np.abs(const) / L**2, "k:", label=r"$\frac{4}{3}\sum(\log s_i)^3 / L^2$")
     ax0.set_xlabel("depth $L$")
     ax0.set_ylabel(r"$|R(A;L) - (LR^{(0)} + R^{(1)} + R^{(2)}/L)|$")

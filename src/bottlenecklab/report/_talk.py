@@ -9,6 +9,13 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments.fcnn._symmetry import (
+    PCA_CROSSINGS,
+    PCA_LAYER,
+    RANDOM_CROSSINGS,
+    REG_LOSS,
+    ROTATION_RATIO_LAYER2,
+)
 from bottlenecklab.measure import spectra_by_layer
 from bottlenecklab.report._style import plt, save
 
@@ -121,7 +128,7 @@ def symmetry_dynamics(record: RunRecord, folder: Path) -> list[Path]:
     done = [p for p in record.points if p.status == "done"]
     if not done:
         return []
-    r = min(done, key=lambda p: p.scalars.get("reg_loss", math.inf))
+    r = min(done, key=lambda p: p.get(REG_LOSS, math.inf))
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     spec = spectra_by_layer(r.spectra, "W")  # layer -> [s_1, s_2, ...]
     layers = list(spec)
@@ -139,10 +146,9 @@ def symmetry_dynamics(record: RunRecord, folder: Path) -> list[Path]:
         pts = sorted((x for x in pca if x["path"] == p), key=lambda x: x["t"])
         axes[1].plot([x["x"] for x in pts], [x["y"] for x in pts], "-", lw=0.6)
         axes[1].plot(pts[0]["x"], pts[0]["y"], "k.", ms=2)
-    sc = r.scalars
     axes[1].set_title(
-        f"PCA of $\\alpha_{{{int(sc['pca_layer'])}}}(v(t))$: {int(sc['pca_crossings'])} "
-        f"crossings (random 2-D: {int(sc['random_crossings'])})"
+        f"PCA of $\\alpha_{{{int(r.value(PCA_LAYER))}}}(v(t))$: {int(r.value(PCA_CROSSINGS))} "
+        f"crossings (random 2-D: {int(r.value(RANDOM_CROSSINGS))})"
     )
     heat = r.tables.get("heat_map", [])
     if heat:
@@ -155,7 +161,7 @@ def symmetry_dynamics(record: RunRecord, folder: Path) -> list[Path]:
         fig.colorbar(im, ax=axes[2], shrink=0.8)
         axes[2].set_title(
             f"$\\|\\alpha_2(x_0) - \\alpha_2(x)\\|$ on a plane $\\perp w$ "
-            f"(ratio {sc['rotation_ratio_layer2']:.2f})"
+            f"(ratio {r.value(ROTATION_RATIO_LAYER2):.2f})"
         )
     path = folder / "symmetry_dynamics.png"
     save(fig, path)

@@ -155,14 +155,15 @@ def coi_minima(
     steps: int,
     lr: float,
     history_points: int = 100,
+    rank_rel: float | None = None,
     minimize: Callable[..., tuple[torch.Tensor, list[float]]] = minimize_cost_of_identity,
     coi: CoiFn = cost_of_identity,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Prop 2 (paper 000, §1.4): minimize the relaxed COI with bias from Gaussian starts.
 
-    At each end point `A` the rank is `numerical_rank(A, sqrt(gamma0))` (the singular
-    values the ridge `gamma = gamma0 ||K||_op` resolves) and both relaxed COIs are
-    evaluated with their own `relative_gamma`.
+    At each end point `A` the rank is `numerical_rank(A, rank_rel)`, by default
+    `rank_rel = sqrt(gamma0)` (the singular values the ridge `gamma = gamma0 ||K||_op`
+    resolves), and both relaxed COIs are evaluated with their own `relative_gamma`.
 
     Args:
         n_starts: random starts `A0 ~ N(0, 1)` of shape `[n, w]`
@@ -171,6 +172,7 @@ def coi_minima(
         steps: passed to `minimize_cost_of_identity`.
         lr: passed to `minimize_cost_of_identity`.
         history_points: about this many points of each COI history are kept.
+        rank_rel: relative cut-off of the end points' `numerical_rank` (None: `sqrt(gamma0)`).
         minimize: the minimizer (tests pass wrong ones).
         coi: the COI function (tests pass wrong ones).
     Returns:
@@ -181,6 +183,7 @@ def coi_minima(
     ends: list[dict[str, Any]] = []
     history: list[dict[str, Any]] = []
     every = max(1, steps // history_points)
+    cut = math.sqrt(gamma0) if rank_rel is None else rank_rel
     for s in range(n_starts):
         A0 = torch.randn(n, w, generator=gen, dtype=torch.float64)
         A, hist = minimize(A0, gamma0=gamma0, steps=steps, lr=lr)
@@ -188,7 +191,7 @@ def coi_minima(
         ends.append(
             {
                 "start": s,
-                "rank": numerical_rank(A, math.sqrt(gamma0)),
+                "rank": numerical_rank(A, cut),
                 "coi": float(coi(A, gamma=g)),
                 "coi_bar": float(coi(A, gamma=g_bar, bias=False)),
                 "negative_mass": float(negative_mass(A)),

@@ -19,17 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from bottlenecklab.experiments._checks import at_least, at_most
-from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Measurement, Points, Ungated
-from bottlenecklab.theory import (
-    coi_lower_bound_sweep,
-    coi_minima,
-    coi_minima_summary,
-    cost_of_identity,
-    minimize_cost_of_identity,
-)
+from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Points, Ungated
+from bottlenecklab.experiments.leaky_resnet._coi import COI_MINIMA, GAMMA0, PROP1_RANK_RULE
 
 
 @dataclass(frozen=True)
@@ -40,10 +32,11 @@ class Config:
         n_matrices: random matrices per kind; max_n: largest sample count `N`.
         finite_tol: `coi_residual` below which the `gamma = 0` COI counts as finite.
         bound_tol: numerical slack of Prop 1 (`COI >= stable rank - bound_tol`).
-        rank_rel: relative singular-value cut-off of the rank of the random matrices.
+        rank_rel: the cutoff of the random matrices' rank rule (`PROP1_RANK_RULE`).
         nonneg_tol: accepted `|COI - rank|` for the non-negative random matrices.
         n_starts: random starts of the minimization; n, w: their shape `[N, w]`.
-        steps, lr, gamma0: Adam steps, learning rate and relative ridge.
+        steps, lr, gamma0: Adam steps, learning rate and relative ridge (the end points'
+            rank rule, `minima_rank_rule(gamma0)`).
         rank_tol: accepted `|COI - rank|` (both COIs, at the end point).
         neg_tol: accepted negative mass `(||A||^2 - ||relu A||^2) / ||A||^2`.
     """
@@ -52,54 +45,17 @@ class Config:
     max_n: int = 12
     finite_tol: float = 1e-8
     bound_tol: float = 1e-8
-    rank_rel: float = 1e-8
+    rank_rel: float = PROP1_RANK_RULE.cutoff
     nonneg_tol: float = 1e-6
     n_starts: int = 20
     n: int = 12
     w: int = 16
     steps: int = 4000
     lr: float = 0.02
-    gamma0: float = 1e-4
+    gamma0: float = GAMMA0
     rank_tol: float = 0.05
     neg_tol: float = 1e-6
     seed: int = 0
-
-
-def measure(
-    model: None,
-    data: None,
-    cfg: Config,
-    *,
-    coi: Callable[..., torch.Tensor] = cost_of_identity,
-    minimize: Callable[..., tuple[torch.Tensor, list[float]]] = minimize_cost_of_identity,
-) -> Measurement:
-    """Prop 1 on random matrices (table `prop1`) and Prop 2 from random starts (tables
-    `coi_minima`, `coi_history`). `coi` and `minimize` are the theory's; tests pass wrong
-    ones to see the claims fail."""
-    gen = torch.Generator().manual_seed(cfg.seed)
-    prop1 = coi_lower_bound_sweep(
-        cfg.n_matrices,
-        cfg.max_n,
-        gen,
-        finite_tol=cfg.finite_tol,
-        rank_rel=cfg.rank_rel,
-        coi=coi,
-    )
-    ends, history = coi_minima(
-        cfg.n_starts,
-        cfg.n,
-        cfg.w,
-        gen,
-        gamma0=cfg.gamma0,
-        steps=cfg.steps,
-        lr=cfg.lr,
-        minimize=minimize,
-        coi=coi,
-    )
-    scalars = coi_minima_summary(prop1, ends)
-    return Measurement(
-        scalars=scalars, tables={"prop1": prop1, "coi_minima": ends, "coi_history": history}
-    )
 
 
 def _worst(values: list[float], pick: Callable[[list[float]], float]) -> float:
@@ -148,45 +104,49 @@ def at_ends(value: Callable[[dict[str, Any]], float], tol: str):
 
 
 THEORY = Ungated("a computation on random matrices (no trained network to certify)")
+PROP1_BOUND = ClaimSpec(
+    "prop1-bound",
+    "bias-free COI minus stable rank ||A||_*^2/||A||_F^2, smallest over {finite} random "
+    "matrices with a finite COI (of {total})",
+    THEORY,
+    prop1_bound,
+    source="000 Prop 1",
+)
+NONNEG_COI_IS_RANK = ClaimSpec(
+    "nonneg-coi-is-rank",
+    "for non-negative A the bias-free COI equals rank A: largest |COI - rank| over {n} matrices",
+    THEORY,
+    nonneg,
+)
+MINIMA_NON_NEGATIVE = ClaimSpec(
+    "minima-non-negative",
+    "COI minimized from {starts} random starts ends at non-negative representations: "
+    "largest negative mass",
+    THEORY,
+    at_ends(lambda r: r["negative_mass"], "neg_tol"),
+    source="000 Prop 2",
+)
+MINIMA_COI_IS_RANK = ClaimSpec(
+    "minima-coi-is-rank",
+    "at the end points the relaxed COI (gamma0 = {cfg.gamma0:g}) is within "
+    "{cfg.rank_tol:g} of the numerical rank ({ranks}): largest |COI - rank|",
+    THEORY,
+    at_ends(lambda r: abs(r["coi"] - r["rank"]), "rank_tol"),
+    source="000 Prop 2",
+)
+MINIMA_COI_BAR_IS_RANK = ClaimSpec(
+    "minima-coi-bar-is-rank",
+    "and so is the bias-free COI: largest |COI-bar - rank|",
+    THEORY,
+    at_ends(lambda r: abs(r["coi_bar"] - r["rank"]), "rank_tol"),
+    source="000 Prop 2",
+)
 CLAIMS = [
-    ClaimSpec(
-        "prop1-bound",
-        "bias-free COI minus stable rank ||A||_*^2/||A||_F^2, smallest over {finite} random "
-        "matrices with a finite COI (of {total})",
-        THEORY,
-        prop1_bound,
-        source="000 Prop 1",
-    ),
-    ClaimSpec(
-        "nonneg-coi-is-rank",
-        "for non-negative A the bias-free COI equals rank A: largest |COI - rank| over {n} "
-        "matrices",
-        THEORY,
-        nonneg,
-    ),
-    ClaimSpec(
-        "minima-non-negative",
-        "COI minimized from {starts} random starts ends at non-negative representations: "
-        "largest negative mass",
-        THEORY,
-        at_ends(lambda r: r["negative_mass"], "neg_tol"),
-        source="000 Prop 2",
-    ),
-    ClaimSpec(
-        "minima-coi-is-rank",
-        "at the end points the relaxed COI (gamma0 = {cfg.gamma0:g}) is within "
-        "{cfg.rank_tol:g} of the numerical rank ({ranks}): largest |COI - rank|",
-        THEORY,
-        at_ends(lambda r: abs(r["coi"] - r["rank"]), "rank_tol"),
-        source="000 Prop 2",
-    ),
-    ClaimSpec(
-        "minima-coi-bar-is-rank",
-        "and so is the bias-free COI: largest |COI-bar - rank|",
-        THEORY,
-        at_ends(lambda r: abs(r["coi_bar"] - r["rank"]), "rank_tol"),
-        source="000 Prop 2",
-    ),
+    PROP1_BOUND,
+    NONNEG_COI_IS_RANK,
+    MINIMA_NON_NEGATIVE,
+    MINIMA_COI_IS_RANK,
+    MINIMA_COI_BAR_IS_RANK,
 ]
 
 
@@ -206,7 +166,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=COI_MINIMA,
     claims=CLAIMS,
     figures=("_leaky_resnet_theory:coi_minima",),
     trains=False,

@@ -19,37 +19,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from bottlenecklab.experiments._checks import at_least, at_most, in_range, unmeasured
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measurement,
     Outcome,
     PointResult,
     Points,
     Ungated,
 )
-from bottlenecklab.measure import loglog_slope
-from bottlenecklab.models import LeakyResNetConfig
-from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.theory import (
-    Field,
-    Weights,
-    drift_ratios,
-    generic_start,
-    kink_free_start,
-    lifted_inputs,
-    output_scaled_path,
-    random_linear_weights,
-    refinement_study,
-    stretch_range,
-    symmetry_errors,
-    vector_field,
+from bottlenecklab.experiments.leaky_resnet._flow import (
+    FLOW,
+    RANGE_NORM_ERROR,
+    RANGE_PATH_ERROR,
+    SCALING_PATH_ERROR,
 )
-
-PATHS = ("smooth", "kinked", "located")
+from bottlenecklab.measure import Quantity, loglog_slope
+from bottlenecklab.tasks import TeacherConfig
+from bottlenecklab.theory import drift_ratios
 
 
 @dataclass(frozen=True)
@@ -88,49 +75,6 @@ class Config:
     ode_steps: int = 400
     symmetry_tol: float = 1e-6
     seed: int = 0
-
-
-def measure(
-    model: None,
-    data: None,
-    cfg: Config,
-    *,
-    field: Field = vector_field,
-    stretch_fn: Callable[[Weights, float], Weights] = stretch_range,
-    scale_fn: Callable[[torch.Tensor, float], torch.Tensor] = output_scaled_path,
-) -> Measurement:
-    """Drift of `H` per step count on both paths (tables `refinement`, `drift`) and the
-    symmetry errors (scalars). `field`, `stretch_fn`, `scale_fn` are the theory's; tests
-    pass wrong ones to see the claims fail."""
-    data_ = cfg.task.build(seed=cfg.seed)
-    net = LeakyResNetConfig(width=cfg.width, depth=1, leak=0.0).build(
-        data_.d_in, data_.d_out, seed=cfg.seed + 1, dtype=torch.float64
-    )
-    A0 = lifted_inputs(torch.as_tensor(data_.x_train), net.pin.detach())  # [N, w]
-    gen = torch.Generator().manual_seed(cfg.seed + 2)
-    smooth = kink_free_start(A0, gen, offset=cfg.offset, scale=cfg.b_smooth)
-    kinked = generic_start(A0, gen, scale=cfg.b_kinked)
-    starts = {
-        "smooth": (*smooth, cfg.steps_smooth, False),
-        "kinked": (*kinked, cfg.steps_kinked, False),
-        "located": (*kinked, (cfg.steps_located,), True),
-    }
-    scalars, refinement, series = refinement_study(starts, cfg.leak, field=field)
-    Wa, Wb = random_linear_weights(A0.shape[1], gen)
-    scalars.update(
-        symmetry_errors(
-            A0,
-            Wa,
-            Wb,
-            cfg.leak,
-            stretch=cfg.stretch,
-            shift=cfg.shift,
-            steps=cfg.ode_steps,
-            stretch_fn=stretch_fn,
-            scale_fn=scale_fn,
-        )
-    )
-    return Measurement(scalars=scalars, tables={"refinement": refinement, "drift": series})
 
 
 def _path(result: PointResult, path: str) -> list[dict[str, Any]]:
@@ -194,76 +138,81 @@ def located(cfg: Config, pts: Points) -> Outcome:
     return at_most(drift, cfg.located_bound, row=row, fixed=fixed)
 
 
-def symmetry(scalar: str) -> Callable[[Config, Points], Outcome]:
-    """The relative error `scalar` of a symmetry check, at most `symmetry_tol`."""
-    return lambda cfg, pts: at_most(pts.last.scalars.get(scalar, math.nan), cfg.symmetry_tol)
+def symmetry(quantity: Quantity) -> Callable[[Config, Points], Outcome]:
+    """The relative error `quantity` of a symmetry check, at most `symmetry_tol`."""
+    return lambda cfg, pts: at_most(pts.last.get(quantity), cfg.symmetry_tol)
 
 
 ODE = Ungated("an integration of the Hamiltonian system (no trained network to certify)")
+RK4_ORDER = ClaimSpec(
+    "rk4-order",
+    "H is conserved at fourth order on a path that crosses no ReLU kink: drift ratio "
+    "of the last doubling ({n0} -> {n1} steps); drifts {sm}; {crossed} sign crossings",
+    ODE,
+    _refined(lambda cfg, sm, kn: in_range(_kink_free_ratios(sm)[-1], cfg.order_lo, cfg.order_hi)),
+)
+RK4_EVERY_DOUBLING = ClaimSpec(
+    "rk4-every-doubling",
+    "and the drift shrinks at least that much at every doubling (fourth order, reached "
+    "from above): smallest ratio of ({ratios})",
+    ODE,
+    _refined(lambda cfg, sm, kn: at_least(min(_kink_free_ratios(sm)), cfg.order_lo)),
+)
+KINKED_DRIFT = ClaimSpec(
+    "kinked-drift",
+    "on a generic path ({crossings} sign crossings) the drift of H at the finest step "
+    "({fine}); drifts {kn}",
+    ODE,
+    _refined(lambda cfg, sm, kn: at_most(kn[-1]["drift"], cfg.drift_bound)),
+)
+KINKED_FIRST_ORDER = ClaimSpec(
+    "kinked-first-order",
+    "where entries cross zero the drift is first order in the step h: log-log slope "
+    "of the drift against h over the refinement (per doubling drift(2n)/drift(n) = "
+    "{halving}: 1/2 on average, scattered by the crossings' phases inside the steps)",
+    ODE,
+    _refined(first_order),
+)
+KINKED_LOCATED = ClaimSpec(
+    "kinked-located",
+    "H is conserved across the kinks: the same generic path with its "
+    "{row[crossings]} crossings located (steps cut there) at only {row[steps]} steps "
+    "has drift (vs {fixed:.2e} with fixed steps at the finest step count)",
+    ODE,
+    located,
+)
+RANGE_SYMMETRY = ClaimSpec(
+    "range-symmetry",
+    "weights W_(q/c)/c on [0, c] with leak L~/c (c = {cfg.stretch:g}) reproduce the "
+    "path A_(q/c) (integrated on a grid twice as fine): max relative error",
+    ODE,
+    symmetry(RANGE_PATH_ERROR),
+    source="000 §1.2",
+)
+RANGE_NORM = ClaimSpec(
+    "range-norm",
+    "and their parameter norm (Simpson on [0, c]) is the closed-form norm of "
+    "W_p = Wa + p Wb on [0, 1] divided by c: relative error",
+    ODE,
+    symmetry(RANGE_NORM_ERROR),
+    source="000 §1.2",
+)
+OUTPUT_SCALING = ClaimSpec(
+    "output-scaling",
+    "bias-free weights with leak L~ + c (c = {cfg.shift:g}) give exp(-c p) A_p: max relative error",
+    ODE,
+    symmetry(SCALING_PATH_ERROR),
+    source="000 §1.2",
+)
 CLAIMS = [
-    ClaimSpec(
-        "rk4-order",
-        "H is conserved at fourth order on a path that crosses no ReLU kink: drift ratio "
-        "of the last doubling ({n0} -> {n1} steps); drifts {sm}; {crossed} sign crossings",
-        ODE,
-        _refined(
-            lambda cfg, sm, kn: in_range(_kink_free_ratios(sm)[-1], cfg.order_lo, cfg.order_hi)
-        ),
-    ),
-    ClaimSpec(
-        "rk4-every-doubling",
-        "and the drift shrinks at least that much at every doubling (fourth order, reached "
-        "from above): smallest ratio of ({ratios})",
-        ODE,
-        _refined(lambda cfg, sm, kn: at_least(min(_kink_free_ratios(sm)), cfg.order_lo)),
-    ),
-    ClaimSpec(
-        "kinked-drift",
-        "on a generic path ({crossings} sign crossings) the drift of H at the finest step "
-        "({fine}); drifts {kn}",
-        ODE,
-        _refined(lambda cfg, sm, kn: at_most(kn[-1]["drift"], cfg.drift_bound)),
-    ),
-    ClaimSpec(
-        "kinked-first-order",
-        "where entries cross zero the drift is first order in the step h: log-log slope "
-        "of the drift against h over the refinement (per doubling drift(2n)/drift(n) = "
-        "{halving}: 1/2 on average, scattered by the crossings' phases inside the steps)",
-        ODE,
-        _refined(first_order),
-    ),
-    ClaimSpec(
-        "kinked-located",
-        "H is conserved across the kinks: the same generic path with its "
-        "{row[crossings]} crossings located (steps cut there) at only {row[steps]} steps "
-        "has drift (vs {fixed:.2e} with fixed steps at the finest step count)",
-        ODE,
-        located,
-    ),
-    ClaimSpec(
-        "range-symmetry",
-        "weights W_(q/c)/c on [0, c] with leak L~/c (c = {cfg.stretch:g}) reproduce the "
-        "path A_(q/c) (integrated on a grid twice as fine): max relative error",
-        ODE,
-        symmetry("range_path_error"),
-        source="000 §1.2",
-    ),
-    ClaimSpec(
-        "range-norm",
-        "and their parameter norm (Simpson on [0, c]) is the closed-form norm of "
-        "W_p = Wa + p Wb on [0, 1] divided by c: relative error",
-        ODE,
-        symmetry("range_norm_error"),
-        source="000 §1.2",
-    ),
-    ClaimSpec(
-        "output-scaling",
-        "bias-free weights with leak L~ + c (c = {cfg.shift:g}) give exp(-c p) A_p: "
-        "max relative error",
-        ODE,
-        symmetry("scaling_path_error"),
-        source="000 §1.2",
-    ),
+    RK4_ORDER,
+    RK4_EVERY_DOUBLING,
+    KINKED_DRIFT,
+    KINKED_FIRST_ORDER,
+    KINKED_LOCATED,
+    RANGE_SYMMETRY,
+    RANGE_NORM,
+    OUTPUT_SCALING,
 ]
 
 
@@ -292,7 +241,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=FLOW,
     claims=CLAIMS,
     figures=("_leaky_resnet_theory:hamiltonian_flow",),
     trains=False,
