@@ -20,7 +20,11 @@ from bottlenecklab.experiments import (
     resolve_config,
     run_experiment,
 )
+from bottlenecklab.experiments.l2 import _bipartite as bb
+from bottlenecklab.experiments.l2 import bipartite_sparsity as bs
+from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
+from bottlenecklab.measure import NORM_SQ
 
 NAMES = [
     "l2/reformulation",
@@ -353,7 +357,7 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
 
 # ---------------------------------------------------------------- bipartite-sparsity
 
-BI = "l2/bipartite-sparsity"
+BI = bs.EXPERIMENT.name
 
 
 def _bi_points(
@@ -362,17 +366,17 @@ def _bi_points(
     out = []
     for w, v in values.items():
         s = {
-            "width": float(w),
-            "loss_over_lam": v,
-            "prev_loss_over_lam": v + moved,
+            WIDTH.name: float(w),
+            bb.LOSS_OVER_LAM.name: v,
+            f"prev_{bb.LOSS_OVER_LAM}": v + moved,
             "cert_stationarity": stat,
-            "prev_pairs_covered": pairs if w == 32 else 0.0,
-            "norm_sq": 63.9,
-            "neurons": 16.0,
-            "rank_K1": 8.0,
-            "pairs_covered": pairs if w == 32 else 0.0,
-            "remark23_fit_error": 0.0,
-            "remark23_norm": 72.0,
+            f"prev_{bb.PAIRS_COVERED}": pairs if w == 32 else 0.0,
+            NORM_SQ.name: 63.9,
+            bb.NEURONS.name: 16.0,
+            bb.RANK_K1.name: 8.0,
+            bb.PAIRS_COVERED.name: pairs if w == 32 else 0.0,
+            bb.REMARK23_FIT_ERROR.name: 0.0,
+            bb.REMARK23_NORM.name: 72.0,
         }
         out.append(_result(Measurement(scalars=s), {"model.width": w, "seed": 0}))
     return out
@@ -389,10 +393,10 @@ def test_bipartite_claims_pass_on_good_values():
 @pytest.mark.parametrize(
     "change, failing",
     [
-        ({32: 63.96, 20: 63.96}, {"wide-optimum"}),
-        ({8: 72.5}, {"width-N"}),
-        ({8: 63.944, 12: 63.944, 14: 63.944, 16: 63.944}, {"width-N", "plateau"}),
-        ({14: 64.30}, {"non-increasing"}),
+        ({32: 63.96, 20: 63.96}, {bs.WIDE_OPTIMUM.id}),
+        ({8: 72.5}, {bs.WIDTH_N.id}),
+        ({8: 63.944, 12: 63.944, 14: 63.944, 16: 63.944}, {bs.WIDTH_N.id, bs.PLATEAU.id}),
+        ({14: 64.30}, {bs.NON_INCREASING.id}),
         ({16: 63.944}, set()),  # a plateau from 16 = N^2/4 is in range
     ],
 )
@@ -402,23 +406,26 @@ def test_bipartite_claims_fail_on_crafted(change, failing):
     assert {k for k, v in verdict.items() if not v} == failing
 
 
+BI_TRAINED = (bs.WIDE_OPTIMUM, bs.WIDTH_N, bs.NON_INCREASING, bs.PLATEAU, bs.PAIRS)
+
+
 @pytest.mark.parametrize(
     "points, unconverged",
     [
-        (
-            _bi_points(BI_GOOD, stat=0.1),
-            {"wide-optimum", "width-N", "non-increasing", "plateau", "pairs"},
-        ),
+        (_bi_points(BI_GOOD, stat=0.1), {c.id for c in BI_TRAINED}),
         # moved by 5e-3 over the last restart: > 1/4 of the windows but width-N's
-        (_bi_points(BI_GOOD, moved=5e-3), {"wide-optimum", "non-increasing", "plateau"}),
+        (
+            _bi_points(BI_GOOD, moved=5e-3),
+            {bs.WIDE_OPTIMUM.id, bs.NON_INCREASING.id, bs.PLATEAU.id},
+        ),
     ],
 )
 def test_bipartite_claims_not_converged_without_certificate(points, unconverged):
     cfg = resolve_config(get(BI), "quick")
     states = _states(BI, cfg, points)
     assert {k for k, v in states.items() if v == "not-converged"} == unconverged
-    assert states["remark23"] == "passed"  # a construction, ungated
-    assert _states(BI, cfg, _bi_points(BI_GOOD, pairs=12.0))["pairs"] == "failed"
+    assert states[bs.REMARK23.id] == "passed"  # a construction, ungated
+    assert _states(BI, cfg, _bi_points(BI_GOOD, pairs=12.0))[bs.PAIRS.id] == "failed"
 
 
 # ---------------------------------------------------------------- attraction-repulsion

@@ -7,6 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments.l2._bipartite import LOSS_OVER_LAM, WIDE_OPTIMUM
+from bottlenecklab.experiments.l2._common import WIDTH
+from bottlenecklab.experiments.l2._plateau import LOSS
+from bottlenecklab.measure import TEST_COST, Quantity
 from bottlenecklab.report._style import plt, save
 
 __all__ = [
@@ -96,13 +100,20 @@ def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
 
 
 def _width_panel(
-    ax, points, key: str, style: str, label: str, color: str, by: str, offset: float = 0.0
+    ax,
+    points,
+    key: Quantity,
+    style: str,
+    label: str,
+    color: str,
+    by: Quantity,
+    offset: float = 0.0,
 ) -> None:
-    """Per-seed dots of `scalars[key]` against the width, and a line through the value of
-    the run with the smallest `scalars[by]` per width (the best-of-seeds run)."""
-    xs = [float(p.point.get("model.width", p.scalars.get("width", np.nan))) for p in points]
-    ys = [float(p.scalars.get(key, np.nan)) - offset for p in points]
-    sel = [float(p.scalars.get(by, np.nan)) for p in points]
+    """Per-seed dots of `key` against the width, and a line through the value of the run
+    with the smallest `by` per width (the best-of-seeds run)."""
+    xs = [float(p.point.get("model.width", p.get(WIDTH))) for p in points]
+    ys = [float(p.get(key)) - offset for p in points]
+    sel = [float(p.get(by)) for p in points]
     ax.plot(xs, ys, "o", color=color, ms=3, alpha=0.6)
     best: dict[float, tuple[float, float]] = {}
     for x, y, b in zip(xs, ys, sel):
@@ -124,23 +135,23 @@ def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams), 3.2), squeeze=False)
     for ax, lam in zip(axes[0], lams):
         sel = [p for p in points if p.point.get("train.lam") == lam]
-        if "loss_over_lam" in sel[0].scalars:
-            ref = float(sel[0].scalars.get("wide_optimum", 0.0))
+        if LOSS_OVER_LAM.name in sel[0].scalars:
+            ref = float(sel[0].get(WIDE_OPTIMUM, 0.0))
             _width_panel(
                 ax,
                 sel,
-                "loss_over_lam",
+                LOSS_OVER_LAM,
                 "-",
                 "best loss / lam - (N^2 - lam N (N-1))",
                 "C0",
-                "loss_over_lam",
+                LOSS_OVER_LAM,
                 offset=ref,
             )
             ax.set_yscale("log")
             ax.set_ylabel(f"loss / lam - {ref:.4g}")
         else:
-            _width_panel(ax, sel, "loss", "-", "train loss (with L2), best seed", "C0", "loss")
-            _width_panel(ax, sel, "test_cost", "--", "test data cost of that run", "C1", "loss")
+            _width_panel(ax, sel, LOSS, "-", "train loss (with L2), best seed", "C0", LOSS)
+            _width_panel(ax, sel, TEST_COST, "--", "test data cost of that run", "C1", LOSS)
             ax.set_yscale("log")
             ax.set_ylabel("loss")
         ax.set_xscale("log", base=2)
