@@ -21,7 +21,9 @@ from bottlenecklab.experiments import (
     run_experiment,
 )
 from bottlenecklab.experiments.l2 import _bipartite as bb
+from bottlenecklab.experiments.l2 import _pruning as pq
 from bottlenecklab.experiments.l2 import bipartite_sparsity as bs
+from bottlenecklab.experiments.l2 import one_dim_pruning as pr
 from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
 from bottlenecklab.measure import NORM_SQ
@@ -293,15 +295,15 @@ def test_counterexample_claims_read_the_closed_forms_even_when_a_gd_run_diverged
 
 # ---------------------------------------------------------------- one-dim-pruning
 
-PR = "l2/one-dim-pruning"
+PR = pr.EXPERIMENT.name
 PR_GOOD = {
-    "n_train": 10.0,
-    "neurons_before": 200.0,
-    "alive_before": 150.0,
-    "neurons_after": 12.0,
-    "output_change": 1e-15,
-    "norm_before": 20.0,
-    "norm_after": 19.0,
+    pq.N_TRAIN.name: 10.0,
+    pq.NEURONS_BEFORE.name: 200.0,
+    pq.ALIVE_BEFORE.name: 150.0,
+    pq.NEURONS_AFTER.name: 12.0,
+    pq.OUTPUT_CHANGE.name: 1e-15,
+    pq.NORM_BEFORE.name: 20.0,
+    pq.NORM_AFTER.name: 19.0,
 }
 
 
@@ -313,24 +315,24 @@ def test_pruning_claims_pass_on_smoke(smoke_record):
 @pytest.mark.parametrize(
     "key, value, failing",
     [
-        ("neurons_after", 41.0, "at-most-4N"),
-        ("output_change", 1e-6, "smaller-same-outputs"),
-        ("norm_after", 20.5, "smaller-same-outputs"),
-        ("output_change", math.nan, "smaller-same-outputs"),
+        (pq.NEURONS_AFTER, 41.0, pr.AT_MOST_4N),
+        (pq.OUTPUT_CHANGE, 1e-6, pr.SMALLER_SAME_OUTPUTS),
+        (pq.NORM_AFTER, 20.5, pr.SMALLER_SAME_OUTPUTS),
+        (pq.OUTPUT_CHANGE, math.nan, pr.SMALLER_SAME_OUTPUTS),
     ],
 )
 def test_pruning_claims_fail_on_crafted(key, value, failing):
     cfg = resolve_config(get(PR), "smoke")
     assert all(_verdicts(PR, cfg, [_result(Measurement(scalars=PR_GOOD))]).values())
-    verdict = _verdicts(PR, cfg, [_result(Measurement(scalars={**PR_GOOD, key: value}))])
-    assert {k for k, v in verdict.items() if not v} == {failing}
+    verdict = _verdicts(PR, cfg, [_result(Measurement(scalars={**PR_GOOD, key.name: value}))])
+    assert {k for k, v in verdict.items() if not v} == {failing.id}
 
 
 def test_pruning_claim_is_not_measured_below_4n():
     cfg = resolve_config(get(PR), "smoke")
-    small = {**PR_GOOD, "neurons_before": 40.0, "neurons_after": 12.0}
+    small = {**PR_GOOD, pq.NEURONS_BEFORE.name: 40.0, pq.NEURONS_AFTER.name: 12.0}
     claims = {c.id: c for c in get(PR).evaluate(cfg, [_result(Measurement(scalars=small))])}
-    assert claims["smaller-same-outputs"].state == "not-measured"
+    assert claims[pr.SMALLER_SAME_OUTPUTS.id].state == "not-measured"
 
 
 def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
@@ -344,15 +346,18 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     cfg = resolve_config(exp, "smoke")
     data = cfg.task.build(seed=cfg.seed)
     net = cfg.model.build(data.d_in, data.d_out, seed=1, dtype=torch.float64)
-    honest = exp.measure(net, data, cfg).scalars
-    assert honest["neurons_before"] > 4 * honest["n_train"] > honest["neurons_after"]
+    honest = _result(exp.measure(net, data, cfg))
+    assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(pq.N_TRAIN)
+    assert 4 * honest.value(pq.N_TRAIN) > honest.value(pq.NEURONS_AFTER)
     monkeypatch.setattr(M, "prune_one_dim", lambda model, x: M.float64_copy(model))
-    s = exp.measure(net, data, cfg).scalars
-    assert s["neurons_after"] == s["neurons_before"] == cfg.model.width
-    assert s["output_change"] == 0.0 and s["norm_after"] == s["norm_before"]
-    claims = {c.id: c for c in exp.evaluate(cfg, [_result(Measurement(scalars=s))])}
-    assert not claims["smaller-same-outputs"].passed
-    assert claims["smaller-same-outputs"].state != "not-measured"
+    m = exp.measure(net, data, cfg)
+    p = _result(m)
+    assert p.value(pq.NEURONS_AFTER) == p.value(pq.NEURONS_BEFORE) == cfg.model.width
+    assert p.value(pq.OUTPUT_CHANGE) == 0.0
+    assert p.value(pq.NORM_AFTER) == p.value(pq.NORM_BEFORE)
+    claims = {c.id: c for c in exp.evaluate(cfg, [_result(m)])}
+    assert not claims[pr.SMALLER_SAME_OUTPUTS.id].passed
+    assert claims[pr.SMALLER_SAME_OUTPUTS.id].state != "not-measured"
 
 
 # ---------------------------------------------------------------- bipartite-sparsity

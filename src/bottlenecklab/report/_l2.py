@@ -10,6 +10,7 @@ from bottlenecklab.experiments import RunRecord
 from bottlenecklab.experiments.l2._bipartite import LOSS_OVER_LAM, WIDE_OPTIMUM
 from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._plateau import LOSS
+from bottlenecklab.experiments.l2._pruning import ALIVE_BEFORE, N_TRAIN, NEURONS_AFTER
 from bottlenecklab.measure import TEST_COST, Quantity
 from bottlenecklab.report._style import plt, save
 
@@ -85,12 +86,12 @@ def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
     x = [p["x"] for p in curve]
     ax.plot(x, [p["before"] for p in curve], "-", lw=2, alpha=0.5, label="trained")
     ax.plot(x, [p["after"] for p in curve], "k--", lw=1, label="pruned")
-    xs = np.linspace(-1, 1, int(r.scalars.get("n_train", 0)))
+    xs = np.linspace(-1, 1, int(r.get(N_TRAIN, 0)))
     for k in r.tables.get("kinks", []):
         if np.isfinite(k["kink"]) and -1.2 < k["kink"] < 1.2:
             ax.axvline(k["kink"], color="C3" if k["a"] > 0 else "C0", lw=0.6, alpha=0.6)
     ax.plot(xs, np.interp(xs, x, [p["before"] for p in curve]), "ko", ms=3, label="data x")
-    n0, n1 = r.scalars.get("alive_before", np.nan), r.scalars.get("neurons_after", np.nan)
+    n0, n1 = r.get(ALIVE_BEFORE), r.get(NEURONS_AFTER)
     ax.set_title(f"{n0:g} alive neurons -> {n1:g} after pruning (kinks: red a > 0, blue a < 0)")
     ax.set_xlabel("x")
     ax.legend(frameon=False, fontsize=7)
