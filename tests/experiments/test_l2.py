@@ -22,8 +22,10 @@ from bottlenecklab.experiments import (
 )
 from bottlenecklab.experiments.l2 import _bipartite as bb
 from bottlenecklab.experiments.l2 import _pruning as pq
+from bottlenecklab.experiments.l2 import _reformulation as rq
 from bottlenecklab.experiments.l2 import bipartite_sparsity as bs
 from bottlenecklab.experiments.l2 import one_dim_pruning as pr
+from bottlenecklab.experiments.l2 import reformulation as rf
 from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
 from bottlenecklab.measure import NORM_SQ
@@ -132,23 +134,23 @@ def test_cli_smoke(tmp_path):
 
 # ---------------------------------------------------------------- reformulation
 
-REF = "l2/reformulation"
+REF = rf.EXPERIMENT.name
 # Good values of every kind of point (the linear net certified and stable).
+SPLIT, COV, STEP = rq.SPLIT_ERROR.name, rq.COV_ERROR.name, rq.STEP_RESIDUAL.name
+LIN = rq.LINEAR_ERROR.name
 REF_GOOD = {
-    "random": {"split_error": 1e-15, "cov_error": 1e-15, "step_residual": 1e-16},
-    "trained": {"split_error": 1e-15, "cov_error": 1e-14},
-    "decay": {"decay_error": 1e-14},
-    "linear": {"linear_error": 1e-7, "prev_linear_error": 1.1e-7, "cert_stationarity": 1e-6},
+    "random": {SPLIT: 1e-15, COV: 1e-15, STEP: 1e-16},
+    "trained": {SPLIT: 1e-15, COV: 1e-14},
+    "decay": {rq.DECAY_ERROR.name: 1e-14},
+    "linear": {LIN: 1e-7, f"prev_{LIN}": 1.1e-7, "cert_stationarity": 1e-6},
 }
 
 
 def _ref_points(net: str = "", **over: float) -> list[PointResult]:
     """A finished point per network of the grid with good values; `over` replaces scalars
     of the point `net`."""
-    from bottlenecklab.experiments.l2.reformulation import NETS
-
     out = []
-    for name, (kind, _) in NETS.items():
+    for name, (kind, _) in rq.NETS.items():
         scalars = {**REF_GOOD[kind], **(over if name == net else {})}
         out.append(PointResult(name, {"net": name}, "done", "", scalars, [], [], 10, 0.0))
     return out
@@ -163,19 +165,19 @@ def test_reformulation_claims_pass_on_good_values():
 @pytest.mark.parametrize(
     "net, key, value, failing",
     [
-        ("random", "split_error", 1e-6, "split-random"),
-        ("random", "cov_error", math.nan, "cov-random"),
-        ("trained-leaky-bias", "split_error", 1e-3, "split-trained"),
-        ("trained-relu", "cov_error", 1e-3, "cov-trained"),
-        ("random", "step_residual", 1e-9, "projector-step"),
-        ("decay-relu-bias", "decay_error", 1e-3, "null-decay"),
-        ("linear", "linear_error", 1e-2, "linear-kernels"),
+        ("random", rq.SPLIT_ERROR, 1e-6, rf.SPLIT_RANDOM),
+        ("random", rq.COV_ERROR, math.nan, rf.COV_RANDOM),
+        ("trained-leaky-bias", rq.SPLIT_ERROR, 1e-3, rf.SPLIT_TRAINED),
+        ("trained-relu", rq.COV_ERROR, 1e-3, rf.COV_TRAINED),
+        ("random", rq.STEP_RESIDUAL, 1e-9, rf.PROJECTOR_STEP),
+        ("decay-relu-bias", rq.DECAY_ERROR, 1e-3, rf.NULL_DECAY),
+        ("linear", rq.LINEAR_ERROR, 1e-2, rf.LINEAR_KERNELS),
     ],
 )
 def test_reformulation_claims_fail_on_crafted(net, key, value, failing):
     cfg = resolve_config(get(REF), "smoke")
-    verdict = _verdicts(REF, cfg, _ref_points(net, **{key: value}))
-    assert not verdict[failing]
+    verdict = _verdicts(REF, cfg, _ref_points(net, **{key.name: value}))
+    assert not verdict[failing.id]
     assert sum(not v for v in verdict.values()) == 1
 
 
@@ -184,17 +186,17 @@ def test_reformulation_claims_fail_without_their_points():
     cfg = resolve_config(get(REF), "smoke")
     points = [p for p in _ref_points() if not p.id.startswith("decay")]
     verdict = _verdicts(REF, cfg, points)
-    assert {k for k, v in verdict.items() if not v} == {"null-decay"}
+    assert {k for k, v in verdict.items() if not v} == {rf.NULL_DECAY.id}
 
 
-@pytest.mark.parametrize("key, value", [("cert_stationarity", 0.1), ("prev_linear_error", 1e-4)])
+@pytest.mark.parametrize("key, value", [("cert_stationarity", 0.1), (f"prev_{LIN}", 1e-4)])
 def test_reformulation_linear_claim_is_not_converged_when_uncertified(key, value):
     """Stationarity above 1e-2, or the kernel error moved by more than `linear_tol / 4` over
     the extension: the linear claim does not count."""
     cfg = resolve_config(get(REF), "smoke")
     states = _states(REF, cfg, _ref_points("linear", **{key: value}))
-    assert states["linear-kernels"] == "not-converged"
-    assert {s for k, s in states.items() if k != "linear-kernels"} == {"passed"}
+    assert states[rf.LINEAR_KERNELS.id] == "not-converged"
+    assert {s for k, s in states.items() if k != rf.LINEAR_KERNELS.id} == {"passed"}
 
 
 def test_reformulation_untrained_linear_net_fails():
@@ -206,7 +208,7 @@ def test_reformulation_untrained_linear_net_fails():
     data = cfg.task.build(seed=cfg.seed)
     net = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
     m = exp.measure(net, data, cfg)
-    assert m.scalars["linear_error"] > cfg.linear_tol
+    assert _result(m).value(rq.LINEAR_ERROR) > cfg.linear_tol
     assert certify(net, data, cfg.train.lam).stationarity > cfg.certify.threshold
 
 
