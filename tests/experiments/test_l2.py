@@ -21,14 +21,16 @@ from bottlenecklab.experiments import (
     run_experiment,
 )
 from bottlenecklab.experiments.l2 import _bipartite as bb
+from bottlenecklab.experiments.l2 import _forces as fq
 from bottlenecklab.experiments.l2 import _pruning as pq
 from bottlenecklab.experiments.l2 import _reformulation as rq
+from bottlenecklab.experiments.l2 import attraction_repulsion as ar
 from bottlenecklab.experiments.l2 import bipartite_sparsity as bs
 from bottlenecklab.experiments.l2 import one_dim_pruning as pr
 from bottlenecklab.experiments.l2 import reformulation as rf
 from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
-from bottlenecklab.measure import NORM_SQ
+from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ
 
 NAMES = [
     "l2/reformulation",
@@ -437,43 +439,44 @@ def test_bipartite_claims_not_converged_without_certificate(points, unconverged)
 
 # ---------------------------------------------------------------- attraction-repulsion
 
-AR = "l2/attraction-repulsion"
+AR = ar.EXPERIMENT.name
+
+
+def _at(family: dict[int, Any], layer: int) -> str:
+    return family[layer].name
+
+
 AR_GOOD = {
+    _at(fq.COS_T, 1): -0.99,
+    _at(fq.COS_T, 2): -0.99,
+    _at(fq.PROJ_A, 1): 0.5,
+    _at(fq.PROJ_A, 2): 0.5,
+    _at(fq.DIM_T, 1): 600.0,
+    _at(fq.DIM_T, 2): 450.0,
+    _at(fq.COS, 1): -0.7,
+    _at(fq.COS, 2): -0.6,
+    _at(fq.COS_REACTION, 1): 0.9,
+    _at(fq.COS_REACTION, 2): 0.5,
+    _at(fq.RAYS, 1): 7.0,
+    _at(fq.RAYS, 2): 3.0,
+    _at(fq.RAYS2D, 1): 3.0,
+    _at(fq.RAYS2D, 2): 3.0,
+    _at(fq.CENTROID_ACCURACY, 1): 0.9,
+    _at(fq.CENTROID_ACCURACY, 2): 1.0,
+    _at(fq.RESIDUAL, 1): 0.7,
+    _at(fq.RESIDUAL, 2): 0.9,
+    _at(fq.RESIDUAL10, 1): 0.8,
+    _at(fq.RESIDUAL10, 2): 0.7,
+    _at(fq.MERGED, 1): 35.0,
+    _at(fq.MERGED, 2): 9.0,
+    _at(fq.RANK_K, 1): 6.0,
+    _at(fq.RANK_K, 2): 3.0,
     "cert_stationarity": 1e-3,
-    "cosT_layer1": -0.99,
-    "cosT_layer2": -0.99,
-    "projA_layer1": 0.5,
-    "projA_layer2": 0.5,
-    "dimT_layer1": 600.0,
-    "dimT_layer2": 450.0,
-    "cos_layer1": -0.7,
-    "cos_layer2": -0.6,
-    "cos_reaction_layer1": 0.9,
-    "cos_reaction_layer2": 0.5,
-    "rays_layer1": 7.0,
-    "rays_layer2": 3.0,
-    "rays2d_layer1": 3.0,
-    "rays2d_layer2": 3.0,
-    "centroid_accuracy_layer1": 0.9,
-    "centroid_accuracy_layer2": 1.0,
-    "residual_layer1": 0.7,
-    "residual_layer2": 0.9,
-    "residual10_layer1": 0.8,
-    "residual10_layer2": 0.7,
-    "merged_layer1": 35.0,
-    "merged_layer2": 9.0,
-    "rank_K_layer1": 6.0,
-    "rank_K_layer2": 3.0,
 }
 AR_READ = {
-    "cosT_layer1",
-    "cosT_layer2",
-    "projA_layer1",
-    "projA_layer2",
-    "rays2d_layer1",
-    "rays2d_layer2",
-    "rays_layer2",
-    "centroid_accuracy_layer2",
+    *(_at(f, l) for f in (fq.COS_T, fq.PROJ_A, fq.RAYS2D) for l in (1, 2)),
+    _at(fq.RAYS, 2),
+    _at(fq.CENTROID_ACCURACY, 2),
 }
 
 
@@ -484,12 +487,7 @@ def _ar(**change) -> list[PointResult]:
 
 
 AR_ASSERTED = {
-    "balance-layer1",
-    "balance-layer2",
-    "rays-layer1",
-    "rays-layer2",
-    "rays-full-layer2",
-    "cluster",
+    c.id for c in (*ar.BALANCE.values(), *ar.RAYS_2D.values(), ar.RAYS_FULL[2], ar.CLUSTER)
 }
 
 
@@ -497,13 +495,13 @@ AR_ASSERTED = {
     "change, failing",
     [
         ({}, set()),
-        ({"cosT_layer1": -0.5}, {"balance-layer1"}),
-        ({"cosT_layer2": 0.1}, {"balance-layer2"}),
-        ({"projA_layer2": 0.1}, {"balance-layer2"}),  # vacuous: T barely sees A
-        ({"rays2d_layer1": 7.0}, {"rays-layer1"}),
-        ({"rays_layer1": 40.0}, set()),  # layer 1 in full dimension: reported only
-        ({"rays_layer2": 7.0}, {"rays-full-layer2"}),
-        ({"centroid_accuracy_layer2": 0.95}, {"cluster"}),
+        ({_at(fq.COS_T, 1): -0.5}, {ar.BALANCE[1].id}),
+        ({_at(fq.COS_T, 2): 0.1}, {ar.BALANCE[2].id}),
+        ({_at(fq.PROJ_A, 2): 0.1}, {ar.BALANCE[2].id}),  # vacuous: T barely sees A
+        ({_at(fq.RAYS2D, 1): 7.0}, {ar.RAYS_2D[1].id}),
+        ({_at(fq.RAYS, 1): 40.0}, set()),  # layer 1 in full dimension: reported only
+        ({_at(fq.RAYS, 2): 7.0}, {ar.RAYS_FULL[2].id}),
+        ({_at(fq.CENTROID_ACCURACY, 2): 0.95}, {ar.CLUSTER.id}),
     ],
 )
 def test_forces_claims_fail_on_crafted(change, failing):
@@ -520,8 +518,8 @@ def test_forces_claims_fail_on_crafted(change, failing):
     "change",
     [
         {"cert_stationarity": 1.0},  # far from a critical point
-        {"prev_cosT_layer1": -0.5},  # the balance still moving over the last phase
-        {"prev_rays2d_layer2": 6.0},
+        {f"prev_{_at(fq.COS_T, 1)}": -0.5},  # the balance still moving over the last phase
+        {f"prev_{_at(fq.RAYS2D, 2)}": 6.0},
     ],
 )
 def test_forces_claims_not_converged_without_certificate(change):
@@ -540,10 +538,10 @@ def test_forces_balance_fails_on_an_untrained_network():
     cfg = resolve_config(exp, "smoke")
     data = cfg.task.build(seed=cfg.seed)
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1)
-    s = exp.measure(model, data, cfg).scalars
-    assert s["cosT_layer1"] > cfg.cos_bound and s["cosT_layer2"] > cfg.cos_bound
-    claims = {c.id: c for c in exp.evaluate(cfg, [_result(Measurement(scalars=s))])}
-    assert not claims["balance-layer1"].passed and not claims["balance-layer2"].passed
+    p = _result(exp.measure(model, data, cfg))
+    assert p.value(fq.COS_T[1]) > cfg.cos_bound and p.value(fq.COS_T[2]) > cfg.cos_bound
+    claims = {c.id: c for c in exp.evaluate(cfg, [p])}
+    assert not claims[ar.BALANCE[1].id].passed and not claims[ar.BALANCE[2].id].passed
 
 
 def test_forces_views_table(smoke_record):
@@ -551,6 +549,16 @@ def test_forces_views_table(smoke_record):
     rows = record.points[0].tables["views"]
     assert {r["view"] for r in rows} == {"rows", "columns"}
     assert {r["layer"] for r in rows} == {1, 2}
+
+
+def test_forces_quantities_are_the_measured_columns(smoke_record):
+    """Every per-layer column the measurement writes is a declared quantity (`FAMILIES`),
+    and `rank_K` counts as its rule (`KERNEL_RANK_RULE`)."""
+    _, _, _, record = smoke_record(AR)
+    written = {k for k in record.points[0].scalars if "_layer" in k and not k.startswith("prev")}
+    declared = {q.name for fam in fq.FAMILIES.values() for q in fam.values()}
+    assert written == declared
+    assert all(q.rule is KERNEL_RANK_RULE for q in fq.RANK_K.values())
 
 
 # ---------------------------------------------------------------- width plateaus
