@@ -21,11 +21,13 @@ from bottlenecklab.experiments import (
     run_experiment,
 )
 from bottlenecklab.experiments.l2 import _bipartite as bb
+from bottlenecklab.experiments.l2 import _counterexample as cq
 from bottlenecklab.experiments.l2 import _forces as fq
 from bottlenecklab.experiments.l2 import _pruning as pq
 from bottlenecklab.experiments.l2 import _reformulation as rq
 from bottlenecklab.experiments.l2 import attraction_repulsion as ar
 from bottlenecklab.experiments.l2 import bipartite_sparsity as bs
+from bottlenecklab.experiments.l2 import counterexample as ce
 from bottlenecklab.experiments.l2 import one_dim_pruning as pr
 from bottlenecklab.experiments.l2 import reformulation as rf
 from bottlenecklab.experiments.l2._common import WIDTH
@@ -232,7 +234,7 @@ def test_reformulation_points_train_through_the_grid():
 
 # ---------------------------------------------------------------- counterexample
 
-CE = "l2/counterexample"
+CE = ce.EXPERIMENT.name
 THEORY = {"run": "theory"}  # the closed forms' point
 
 
@@ -247,7 +249,7 @@ def test_counterexample_gd_runs_train_through_the_grid(smoke_record):
     _, cfg, _, record = smoke_record(CE)
     steps = {p.point["run"]: p.steps for p in record.points}
     assert steps == {"theory": 0, "family": cfg.gd_steps, "global": cfg.gd_steps}
-    gd = {p.point["run"]: p.scalars.get("gd_loss") for p in record.points}
+    gd = {p.point["run"]: p.get(cq.GD_LOSS) for p in record.points}
     assert math.isfinite(gd["family"]) and math.isfinite(gd["global"])
 
 
@@ -262,8 +264,8 @@ def test_counterexample_starts_are_the_given_weights():
 @pytest.mark.parametrize(
     "over, failing",
     [
-        ({"escape_sign": -1.0}, {"escape-path"}),  # 004's printed -eps
-        ({"angle": 0.0}, {"family-local-min"}),  # the end point a_2 = 0 is no minimum
+        ({"escape_sign": -1.0}, {ce.ESCAPE_PATH.id}),  # 004's printed -eps
+        ({"angle": 0.0}, {ce.FAMILY_LOCAL_MIN.id}),  # the end point a_2 = 0 is no minimum
     ],
 )
 def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
@@ -273,17 +275,21 @@ def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
     assert {k for k, v in verdict.items() if not v} == failing
 
 
-@pytest.mark.parametrize("key", ["family_error", "global_error"])
+CE_GOOD = {
+    cq.FAMILY_ERROR.name: 0.0,
+    cq.GLOBAL_ERROR.name: 0.0,
+    cq.PERTURBATION_MIN.name: 0.0,
+    cq.ESCAPE_ERROR.name: 1e-10,
+}
+
+
+@pytest.mark.parametrize("key", [cq.FAMILY_ERROR, cq.GLOBAL_ERROR])
 def test_counterexample_values_fail_on_crafted(key):
     cfg = resolve_config(get(CE), "smoke")
-    good = {
-        "family_error": 0.0,
-        "global_error": 0.0,
-        "perturbation_min": 0.0,
-        "escape_error": 1e-10,
-    }
+    good = CE_GOOD
     assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good), THEORY)]).values())
-    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}), THEORY)])
+    bad = {**good, key.name: 1e-6}
+    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars=bad), THEORY)])
     assert sum(not v for v in verdict.values()) == 1
 
 
@@ -291,8 +297,7 @@ def test_counterexample_claims_read_the_closed_forms_even_when_a_gd_run_diverged
     """The claims read the closed forms' point only; the GD runs are report-only."""
     exp = get(CE)
     cfg = resolve_config(exp, "smoke")
-    good = {"family_error": 0.0, "global_error": 0.0, "perturbation_min": 0.0}
-    theory = _result(Measurement(scalars={**good, "escape_error": 1e-10}), THEORY)
+    theory = _result(Measurement(scalars=CE_GOOD), THEORY)
     gd = PointResult("gd", {"run": "family"}, "diverged", "loss is nan", {}, [], [], 0, 0.0)
     assert all(c.passed for c in exp.evaluate(cfg, [theory, gd]))
 

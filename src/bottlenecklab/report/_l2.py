@@ -9,6 +9,7 @@ import numpy as np
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.experiments.l2._bipartite import LOSS_OVER_LAM, WIDE_OPTIMUM
 from bottlenecklab.experiments.l2._common import WIDTH
+from bottlenecklab.experiments.l2._counterexample import LAM
 from bottlenecklab.experiments.l2._plateau import LOSS
 from bottlenecklab.experiments.l2._pruning import ALIVE_BEFORE, N_TRAIN, NEURONS_AFTER
 from bottlenecklab.measure import TEST_COST, Quantity
@@ -57,7 +58,7 @@ def l2_counterexample(record: RunRecord, folder: Path) -> list[Path]:
     if r is None:  # the curve is the closed forms' point's (`run = theory`)
         return []
     rows = r.tables["curve"]
-    lam = float(r.scalars["lam"])
+    lam = float(r.value(LAM))
     fig, ax = plt.subplots(figsize=(4.5, 3.0))
     for sign, style, label in ((1.0, "o-", "+eps (descent)"), (-1.0, "s-", "-eps (004 print)")):
         sel = sorted((x for x in rows if x["sign"] == sign), key=lambda x: x["eps"])
