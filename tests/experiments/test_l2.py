@@ -31,8 +31,17 @@ from bottlenecklab.experiments.l2 import counterexample as ce
 from bottlenecklab.experiments.l2 import one_dim_pruning as pr
 from bottlenecklab.experiments.l2 import reformulation as rf
 from bottlenecklab.experiments.l2._common import WIDTH
-from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
-from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ
+from bottlenecklab.experiments.l2._plateau import (
+    EXACT_END,
+    KINK_END,
+    LOSS,
+    MERGED_MAX,
+    NON_INCREASING,
+    PLATEAU_CLAIM,
+    SMOOTHED_STAGES,
+    UNFINISHED_RESTARTS,
+)
+from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ, TEST_COST
 
 NAMES = [
     "l2/reformulation",
@@ -570,6 +579,8 @@ def test_forces_quantities_are_the_measured_columns(smoke_record):
 
 WP = "l2/width-plateau"
 WPD = "l2/width-plateau-digits"
+NI, PC, UR = NON_INCREASING, PLATEAU_CLAIM, UNFINISHED_RESTARTS  # the plateau claims
+LAM3, LAM4 = "(lam=0.001)", "(lam=0.0001)"  # their tags with two lam (`Experiment.per`)
 
 
 def _wp_points(
@@ -589,13 +600,13 @@ def _wp_points(
             st = (stats or {}).get((seed, w), stat)
             mv = (moves or {}).get((seed, w), moved)
             s = {
-                "width": float(w),
-                "loss": v * (1 + bump),
-                "prev_loss": v * (1 + bump) * (1 + mv),
+                WIDTH.name: float(w),
+                LOSS.name: v * (1 + bump),
+                f"prev_{LOSS}": v * (1 + bump) * (1 + mv),
                 "cert_stationarity": st,
-                "test_cost": 2 * v,
+                TEST_COST.name: 2 * v,
                 "merged_min": 5.0,
-                "merged_max": 8.0,
+                MERGED_MAX.name: 8.0,
             }
             point = {"model.width": w, "seed": seed}
             if lam is not None:
@@ -612,10 +623,10 @@ EARLY = {4: 0.1, 6: 0.1, 8: 0.1, 10: 0.1, 12: 0.1}
     "change, failing",
     [
         ({}, set()),
-        ({24: 0.105}, {"non-increasing"}),  # a 5 % rise
+        ({24: 0.105}, {NI.id}),  # a 5 % rise
         ({6: 0.1, 8: 0.1, 10: 0.1, 12: 0.1}, set()),  # plateau from 6: in [5, 20]
-        (EARLY, {"plateau"}),  # plateau from 4: too early
-        ({24: 0.5, 32: 0.09}, {"non-increasing", "plateau"}),
+        (EARLY, {PC.id}),  # plateau from 4: too early
+        ({24: 0.5, 32: 0.09}, {NI.id, PC.id}),
     ],
 )
 def test_plateau_claims_crafted(change, failing):
@@ -628,10 +639,8 @@ def test_plateau_claims_per_lam():
     cfg = resolve_config(get(WPD), "quick")
     pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points({**WP_GOOD, **EARLY}, lam=1e-4)
     verdict = _states(WPD, cfg, pts)
-    assert {k for k, v in verdict.items() if v not in ("passed", "reported")} == {
-        "plateau(lam=0.0001)"
-    }
-    assert verdict["plateau(lam=0.0001)"] == "failed"
+    assert {k for k, v in verdict.items() if v not in ("passed", "reported")} == {PC.id + LAM4}
+    assert verdict[PC.id + LAM4] == "failed"
 
 
 def test_each_lams_claims_are_gated_by_its_own_points():
@@ -640,12 +649,12 @@ def test_each_lams_claims_are_gated_by_its_own_points():
     pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points(WP_GOOD, lam=1e-4, stat=19.3)
     states = _states(WPD, cfg, pts)
     assert states == {
-        "non-increasing(lam=0.001)": "passed",
-        "plateau(lam=0.001)": "passed",
-        "unfinished-restarts(lam=0.001)": "reported",
-        "non-increasing(lam=0.0001)": "not-converged",
-        "plateau(lam=0.0001)": "not-converged",
-        "unfinished-restarts(lam=0.0001)": "reported",
+        NI.id + LAM3: "passed",
+        PC.id + LAM3: "passed",
+        UR.id + LAM3: "reported",
+        NI.id + LAM4: "not-converged",
+        PC.id + LAM4: "not-converged",
+        UR.id + LAM4: "reported",
     }
 
 
@@ -656,14 +665,14 @@ def test_a_diverged_training_makes_only_its_lams_claims_not_measured():
     pts[-1] = dataclasses.replace(pts[-1], status="diverged", message="loss is nan")
     states = _states(WPD, cfg, pts)
     assert states == {
-        "non-increasing(lam=0.001)": "passed",
-        "plateau(lam=0.001)": "passed",
-        "unfinished-restarts(lam=0.001)": "reported",
-        "non-increasing(lam=0.0001)": "not-measured",
-        "plateau(lam=0.0001)": "not-measured",
-        "unfinished-restarts(lam=0.0001)": "not-measured",
+        NI.id + LAM3: "passed",
+        PC.id + LAM3: "passed",
+        UR.id + LAM3: "reported",
+        NI.id + LAM4: "not-measured",
+        PC.id + LAM4: "not-measured",
+        UR.id + LAM4: "not-measured",
     }
-    claim = {c.id: c for c in get(WPD).evaluate(cfg, pts)}["plateau(lam=0.0001)"]
+    claim = {c.id: c for c in get(WPD).evaluate(cfg, pts)}[PC.id + LAM4]
     assert "1 of 18 trainings diverged: loss is nan" in claim.measured
     assert claim.statement.endswith("min (lam = 0.0001) (merged neurons at the widest: ?)")
 
@@ -681,7 +690,7 @@ def test_plateau_claims_not_converged_without_certificate(name, change):
     cfg = resolve_config(get(name), "quick")
     states = _states(name, cfg, _wp_points(WP_GOOD, **change))
     assert set(states.values()) == {"not-converged", "reported"}
-    assert {k for k, v in states.items() if v == "reported"} == {"unfinished-restarts"}
+    assert {k for k, v in states.items() if v == "reported"} == {UR.id}
 
 
 # Spec l2-sparsity.md, fourth review: the claims read each width's lowest loss over seeds;
@@ -707,15 +716,15 @@ def test_plateau_gate_reads_the_best_seed_and_its_near_ties(name, seed, states):
     pts = _wp_points(WP_GOOD, seeds=THREE, stats=stats)
     exp = get(name)
     judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
-    assert {judged[i].state for i in ("non-increasing", "plateau")} == {states}
-    unfinished = judged["unfinished-restarts"]
+    assert {judged[i].state for i in (NI.id, PC.id)} == {states}
+    unfinished = judged[UR.id]
     assert unfinished.state == "reported"
     assert unfinished.measured == (1.0 if seed == 2 else 0.0)
     if seed == 2:
         assert "width 6 seed 2" in unfinished.statement and "+5.00%" in unfinished.statement
         assert "19.3" in unfinished.statement
     if states == "not-converged":
-        cert = judged["plateau"].certificate
+        cert = judged[PC.id].certificate
         assert not cert["converged"] and f"width 6 seed {seed}" in cert["reason"]
         assert cert["stationarity"] == UNCERTIFIED
 
@@ -735,7 +744,7 @@ def test_plateau_gate_asks_value_stability_of_every_seed():
     cfg = resolve_config(get(WP), "quick")
     pts = _wp_points(WP_GOOD, seeds=THREE, stats={(2, 6): UNCERTIFIED}, moves={(2, 6): 0.01})
     states = _states(WP, cfg, pts)
-    assert states["non-increasing"] == states["plateau"] == "not-converged"
+    assert states[NI.id] == states[PC.id] == "not-converged"
 
 
 def test_plateau_gate_without_an_earlier_value_is_not_converged():
@@ -744,8 +753,8 @@ def test_plateau_gate_without_an_earlier_value_is_not_converged():
     pts = [dataclasses.replace(p, earlier=None) for p in pts]
     exp = get(WP)
     judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
-    assert judged["plateau"].state == "not-converged"
-    assert "no earlier value of loss" in judged["plateau"].certificate["reason"]
+    assert judged[PC.id].state == "not-converged"
+    assert "no earlier value of loss" in judged[PC.id].certificate["reason"]
 
 
 def test_plateau_presets_share_the_smoothed_stages_and_end_as_declared():
