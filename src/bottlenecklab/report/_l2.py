@@ -12,6 +12,7 @@ from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._counterexample import LAM
 from bottlenecklab.experiments.l2._plateau import LOSS
 from bottlenecklab.experiments.l2._pruning import ALIVE_BEFORE, N_TRAIN, NEURONS_AFTER
+from bottlenecklab.experiments.l2._reformulation import COV_ERROR, SPLIT_ERROR
 from bottlenecklab.measure import TEST_COST, Quantity
 from bottlenecklab.report._style import plt, save
 
@@ -36,7 +37,7 @@ def l2_reformulation(record: RunRecord, folder: Path) -> list[Path]:
     for k, (kind, marker) in enumerate((("random", "o"), ("trained", "s"))):
         sel = [r for r in rows if r["kind"] == kind]
         for j, (key, label) in enumerate(
-            (("split_error", "L vs L^r + null"), ("cov_error", "L^r vs L^k"))
+            ((SPLIT_ERROR.name, "L vs L^r + null"), (COV_ERROR.name, "L^r vs L^k"))
         ):
             y = np.maximum([r[key] for r in sel], 1e-18)
             x = 2 * k + j + 0.1 * np.random.default_rng(0).standard_normal(len(y))

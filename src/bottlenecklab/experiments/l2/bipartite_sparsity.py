@@ -20,13 +20,7 @@ from typing import Any
 
 from bottlenecklab import measure as M
 from bottlenecklab import theory
-from bottlenecklab.experiments._checks import (
-    at_least,
-    at_most,
-    in_range,
-    listed,
-    non_decreasing,
-)
+from bottlenecklab.experiments._checks import at_least, at_most, in_range, listed, non_decreasing
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
