@@ -150,7 +150,7 @@ def plateau_gate(
 
     Args:
         cfg: the experiment config (`certify`); points: the finished points of one `lam`
-            (`point["model.width"]` or `scalars["width"]`, `point["seed"]`).
+            (`point["model.width"]` or their `WIDTH`, `point["seed"]`).
         tol: the trend tolerance.
     Returns:
         `(certificate, unfinished)`: the certificate in the runner's form (`stationarity`
