@@ -20,7 +20,28 @@ from bottlenecklab.experiments import (
     resolve_config,
     run_experiment,
 )
-from bottlenecklab.experiments.l2._plateau import EXACT_END, KINK_END, SMOOTHED_STAGES
+from bottlenecklab.experiments.l2 import _bipartite as bb
+from bottlenecklab.experiments.l2 import _counterexample as cq
+from bottlenecklab.experiments.l2 import _forces as fq
+from bottlenecklab.experiments.l2 import _pruning as pq
+from bottlenecklab.experiments.l2 import _reformulation as rq
+from bottlenecklab.experiments.l2 import attraction_repulsion as ar
+from bottlenecklab.experiments.l2 import bipartite_sparsity as bs
+from bottlenecklab.experiments.l2 import counterexample as ce
+from bottlenecklab.experiments.l2 import one_dim_pruning as pr
+from bottlenecklab.experiments.l2 import reformulation as rf
+from bottlenecklab.experiments.l2._common import WIDTH
+from bottlenecklab.experiments.l2._plateau import (
+    EXACT_END,
+    KINK_END,
+    LOSS,
+    MERGED_MAX,
+    NON_INCREASING,
+    PLATEAU_CLAIM,
+    SMOOTHED_STAGES,
+    UNFINISHED_RESTARTS,
+)
+from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ, TEST_COST
 
 NAMES = [
     "l2/reformulation",
@@ -126,23 +147,23 @@ def test_cli_smoke(tmp_path):
 
 # ---------------------------------------------------------------- reformulation
 
-REF = "l2/reformulation"
+REF = rf.EXPERIMENT.name
 # Good values of every kind of point (the linear net certified and stable).
+SPLIT, COV, STEP = rq.SPLIT_ERROR.name, rq.COV_ERROR.name, rq.STEP_RESIDUAL.name
+LIN = rq.LINEAR_ERROR.name
 REF_GOOD = {
-    "random": {"split_error": 1e-15, "cov_error": 1e-15, "step_residual": 1e-16},
-    "trained": {"split_error": 1e-15, "cov_error": 1e-14},
-    "decay": {"decay_error": 1e-14},
-    "linear": {"linear_error": 1e-7, "prev_linear_error": 1.1e-7, "cert_stationarity": 1e-6},
+    "random": {SPLIT: 1e-15, COV: 1e-15, STEP: 1e-16},
+    "trained": {SPLIT: 1e-15, COV: 1e-14},
+    "decay": {rq.DECAY_ERROR.name: 1e-14},
+    "linear": {LIN: 1e-7, f"prev_{LIN}": 1.1e-7, "cert_stationarity": 1e-6},
 }
 
 
 def _ref_points(net: str = "", **over: float) -> list[PointResult]:
     """A finished point per network of the grid with good values; `over` replaces scalars
     of the point `net`."""
-    from bottlenecklab.experiments.l2.reformulation import NETS
-
     out = []
-    for name, (kind, _) in NETS.items():
+    for name, (kind, _) in rq.NETS.items():
         scalars = {**REF_GOOD[kind], **(over if name == net else {})}
         out.append(PointResult(name, {"net": name}, "done", "", scalars, [], [], 10, 0.0))
     return out
@@ -157,19 +178,19 @@ def test_reformulation_claims_pass_on_good_values():
 @pytest.mark.parametrize(
     "net, key, value, failing",
     [
-        ("random", "split_error", 1e-6, "split-random"),
-        ("random", "cov_error", math.nan, "cov-random"),
-        ("trained-leaky-bias", "split_error", 1e-3, "split-trained"),
-        ("trained-relu", "cov_error", 1e-3, "cov-trained"),
-        ("random", "step_residual", 1e-9, "projector-step"),
-        ("decay-relu-bias", "decay_error", 1e-3, "null-decay"),
-        ("linear", "linear_error", 1e-2, "linear-kernels"),
+        ("random", rq.SPLIT_ERROR, 1e-6, rf.SPLIT_RANDOM),
+        ("random", rq.COV_ERROR, math.nan, rf.COV_RANDOM),
+        ("trained-leaky-bias", rq.SPLIT_ERROR, 1e-3, rf.SPLIT_TRAINED),
+        ("trained-relu", rq.COV_ERROR, 1e-3, rf.COV_TRAINED),
+        ("random", rq.STEP_RESIDUAL, 1e-9, rf.PROJECTOR_STEP),
+        ("decay-relu-bias", rq.DECAY_ERROR, 1e-3, rf.NULL_DECAY),
+        ("linear", rq.LINEAR_ERROR, 1e-2, rf.LINEAR_KERNELS),
     ],
 )
 def test_reformulation_claims_fail_on_crafted(net, key, value, failing):
     cfg = resolve_config(get(REF), "smoke")
-    verdict = _verdicts(REF, cfg, _ref_points(net, **{key: value}))
-    assert not verdict[failing]
+    verdict = _verdicts(REF, cfg, _ref_points(net, **{key.name: value}))
+    assert not verdict[failing.id]
     assert sum(not v for v in verdict.values()) == 1
 
 
@@ -178,17 +199,17 @@ def test_reformulation_claims_fail_without_their_points():
     cfg = resolve_config(get(REF), "smoke")
     points = [p for p in _ref_points() if not p.id.startswith("decay")]
     verdict = _verdicts(REF, cfg, points)
-    assert {k for k, v in verdict.items() if not v} == {"null-decay"}
+    assert {k for k, v in verdict.items() if not v} == {rf.NULL_DECAY.id}
 
 
-@pytest.mark.parametrize("key, value", [("cert_stationarity", 0.1), ("prev_linear_error", 1e-4)])
+@pytest.mark.parametrize("key, value", [("cert_stationarity", 0.1), (f"prev_{LIN}", 1e-4)])
 def test_reformulation_linear_claim_is_not_converged_when_uncertified(key, value):
     """Stationarity above 1e-2, or the kernel error moved by more than `linear_tol / 4` over
     the extension: the linear claim does not count."""
     cfg = resolve_config(get(REF), "smoke")
     states = _states(REF, cfg, _ref_points("linear", **{key: value}))
-    assert states["linear-kernels"] == "not-converged"
-    assert {s for k, s in states.items() if k != "linear-kernels"} == {"passed"}
+    assert states[rf.LINEAR_KERNELS.id] == "not-converged"
+    assert {s for k, s in states.items() if k != rf.LINEAR_KERNELS.id} == {"passed"}
 
 
 def test_reformulation_untrained_linear_net_fails():
@@ -200,7 +221,7 @@ def test_reformulation_untrained_linear_net_fails():
     data = cfg.task.build(seed=cfg.seed)
     net = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
     m = exp.measure(net, data, cfg)
-    assert m.scalars["linear_error"] > cfg.linear_tol
+    assert _result(m).value(rq.LINEAR_ERROR) > cfg.linear_tol
     assert certify(net, data, cfg.train.lam).stationarity > cfg.certify.threshold
 
 
@@ -222,7 +243,7 @@ def test_reformulation_points_train_through_the_grid():
 
 # ---------------------------------------------------------------- counterexample
 
-CE = "l2/counterexample"
+CE = ce.EXPERIMENT.name
 THEORY = {"run": "theory"}  # the closed forms' point
 
 
@@ -237,7 +258,7 @@ def test_counterexample_gd_runs_train_through_the_grid(smoke_record):
     _, cfg, _, record = smoke_record(CE)
     steps = {p.point["run"]: p.steps for p in record.points}
     assert steps == {"theory": 0, "family": cfg.gd_steps, "global": cfg.gd_steps}
-    gd = {p.point["run"]: p.scalars.get("gd_loss") for p in record.points}
+    gd = {p.point["run"]: p.get(cq.GD_LOSS) for p in record.points}
     assert math.isfinite(gd["family"]) and math.isfinite(gd["global"])
 
 
@@ -252,8 +273,8 @@ def test_counterexample_starts_are_the_given_weights():
 @pytest.mark.parametrize(
     "over, failing",
     [
-        ({"escape_sign": -1.0}, {"escape-path"}),  # 004's printed -eps
-        ({"angle": 0.0}, {"family-local-min"}),  # the end point a_2 = 0 is no minimum
+        ({"escape_sign": -1.0}, {ce.ESCAPE_PATH.id}),  # 004's printed -eps
+        ({"angle": 0.0}, {ce.FAMILY_LOCAL_MIN.id}),  # the end point a_2 = 0 is no minimum
     ],
 )
 def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
@@ -263,17 +284,21 @@ def test_counterexample_claims_fail_on_wrong_inputs(over, failing):
     assert {k for k, v in verdict.items() if not v} == failing
 
 
-@pytest.mark.parametrize("key", ["family_error", "global_error"])
+CE_GOOD = {
+    cq.FAMILY_ERROR.name: 0.0,
+    cq.GLOBAL_ERROR.name: 0.0,
+    cq.PERTURBATION_MIN.name: 0.0,
+    cq.ESCAPE_ERROR.name: 1e-10,
+}
+
+
+@pytest.mark.parametrize("key", [cq.FAMILY_ERROR, cq.GLOBAL_ERROR])
 def test_counterexample_values_fail_on_crafted(key):
     cfg = resolve_config(get(CE), "smoke")
-    good = {
-        "family_error": 0.0,
-        "global_error": 0.0,
-        "perturbation_min": 0.0,
-        "escape_error": 1e-10,
-    }
+    good = CE_GOOD
     assert all(_verdicts(CE, cfg, [_result(Measurement(scalars=good), THEORY)]).values())
-    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars={**good, key: 1e-6}), THEORY)])
+    bad = {**good, key.name: 1e-6}
+    verdict = _verdicts(CE, cfg, [_result(Measurement(scalars=bad), THEORY)])
     assert sum(not v for v in verdict.values()) == 1
 
 
@@ -281,23 +306,22 @@ def test_counterexample_claims_read_the_closed_forms_even_when_a_gd_run_diverged
     """The claims read the closed forms' point only; the GD runs are report-only."""
     exp = get(CE)
     cfg = resolve_config(exp, "smoke")
-    good = {"family_error": 0.0, "global_error": 0.0, "perturbation_min": 0.0}
-    theory = _result(Measurement(scalars={**good, "escape_error": 1e-10}), THEORY)
+    theory = _result(Measurement(scalars=CE_GOOD), THEORY)
     gd = PointResult("gd", {"run": "family"}, "diverged", "loss is nan", {}, [], [], 0, 0.0)
     assert all(c.passed for c in exp.evaluate(cfg, [theory, gd]))
 
 
 # ---------------------------------------------------------------- one-dim-pruning
 
-PR = "l2/one-dim-pruning"
+PR = pr.EXPERIMENT.name
 PR_GOOD = {
-    "n_train": 10.0,
-    "neurons_before": 200.0,
-    "alive_before": 150.0,
-    "neurons_after": 12.0,
-    "output_change": 1e-15,
-    "norm_before": 20.0,
-    "norm_after": 19.0,
+    pq.N_TRAIN.name: 10.0,
+    pq.NEURONS_BEFORE.name: 200.0,
+    pq.ALIVE_BEFORE.name: 150.0,
+    pq.NEURONS_AFTER.name: 12.0,
+    pq.OUTPUT_CHANGE.name: 1e-15,
+    pq.NORM_BEFORE.name: 20.0,
+    pq.NORM_AFTER.name: 19.0,
 }
 
 
@@ -309,24 +333,24 @@ def test_pruning_claims_pass_on_smoke(smoke_record):
 @pytest.mark.parametrize(
     "key, value, failing",
     [
-        ("neurons_after", 41.0, "at-most-4N"),
-        ("output_change", 1e-6, "smaller-same-outputs"),
-        ("norm_after", 20.5, "smaller-same-outputs"),
-        ("output_change", math.nan, "smaller-same-outputs"),
+        (pq.NEURONS_AFTER, 41.0, pr.AT_MOST_4N),
+        (pq.OUTPUT_CHANGE, 1e-6, pr.SMALLER_SAME_OUTPUTS),
+        (pq.NORM_AFTER, 20.5, pr.SMALLER_SAME_OUTPUTS),
+        (pq.OUTPUT_CHANGE, math.nan, pr.SMALLER_SAME_OUTPUTS),
     ],
 )
 def test_pruning_claims_fail_on_crafted(key, value, failing):
     cfg = resolve_config(get(PR), "smoke")
     assert all(_verdicts(PR, cfg, [_result(Measurement(scalars=PR_GOOD))]).values())
-    verdict = _verdicts(PR, cfg, [_result(Measurement(scalars={**PR_GOOD, key: value}))])
-    assert {k for k, v in verdict.items() if not v} == {failing}
+    verdict = _verdicts(PR, cfg, [_result(Measurement(scalars={**PR_GOOD, key.name: value}))])
+    assert {k for k, v in verdict.items() if not v} == {failing.id}
 
 
 def test_pruning_claim_is_not_measured_below_4n():
     cfg = resolve_config(get(PR), "smoke")
-    small = {**PR_GOOD, "neurons_before": 40.0, "neurons_after": 12.0}
+    small = {**PR_GOOD, pq.NEURONS_BEFORE.name: 40.0, pq.NEURONS_AFTER.name: 12.0}
     claims = {c.id: c for c in get(PR).evaluate(cfg, [_result(Measurement(scalars=small))])}
-    assert claims["smaller-same-outputs"].state == "not-measured"
+    assert claims[pr.SMALLER_SAME_OUTPUTS.id].state == "not-measured"
 
 
 def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
@@ -340,20 +364,23 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     cfg = resolve_config(exp, "smoke")
     data = cfg.task.build(seed=cfg.seed)
     net = cfg.model.build(data.d_in, data.d_out, seed=1, dtype=torch.float64)
-    honest = exp.measure(net, data, cfg).scalars
-    assert honest["neurons_before"] > 4 * honest["n_train"] > honest["neurons_after"]
+    honest = _result(exp.measure(net, data, cfg))
+    assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(pq.N_TRAIN)
+    assert 4 * honest.value(pq.N_TRAIN) > honest.value(pq.NEURONS_AFTER)
     monkeypatch.setattr(M, "prune_one_dim", lambda model, x: M.float64_copy(model))
-    s = exp.measure(net, data, cfg).scalars
-    assert s["neurons_after"] == s["neurons_before"] == cfg.model.width
-    assert s["output_change"] == 0.0 and s["norm_after"] == s["norm_before"]
-    claims = {c.id: c for c in exp.evaluate(cfg, [_result(Measurement(scalars=s))])}
-    assert not claims["smaller-same-outputs"].passed
-    assert claims["smaller-same-outputs"].state != "not-measured"
+    m = exp.measure(net, data, cfg)
+    p = _result(m)
+    assert p.value(pq.NEURONS_AFTER) == p.value(pq.NEURONS_BEFORE) == cfg.model.width
+    assert p.value(pq.OUTPUT_CHANGE) == 0.0
+    assert p.value(pq.NORM_AFTER) == p.value(pq.NORM_BEFORE)
+    claims = {c.id: c for c in exp.evaluate(cfg, [_result(m)])}
+    assert not claims[pr.SMALLER_SAME_OUTPUTS.id].passed
+    assert claims[pr.SMALLER_SAME_OUTPUTS.id].state != "not-measured"
 
 
 # ---------------------------------------------------------------- bipartite-sparsity
 
-BI = "l2/bipartite-sparsity"
+BI = bs.EXPERIMENT.name
 
 
 def _bi_points(
@@ -362,17 +389,17 @@ def _bi_points(
     out = []
     for w, v in values.items():
         s = {
-            "width": float(w),
-            "loss_over_lam": v,
-            "prev_loss_over_lam": v + moved,
+            WIDTH.name: float(w),
+            bb.LOSS_OVER_LAM.name: v,
+            f"prev_{bb.LOSS_OVER_LAM}": v + moved,
             "cert_stationarity": stat,
-            "prev_pairs_covered": pairs if w == 32 else 0.0,
-            "norm_sq": 63.9,
-            "neurons": 16.0,
-            "rank_K1": 8.0,
-            "pairs_covered": pairs if w == 32 else 0.0,
-            "remark23_fit_error": 0.0,
-            "remark23_norm": 72.0,
+            f"prev_{bb.PAIRS_COVERED}": pairs if w == 32 else 0.0,
+            NORM_SQ.name: 63.9,
+            bb.NEURONS.name: 16.0,
+            bb.RANK_K1.name: 8.0,
+            bb.PAIRS_COVERED.name: pairs if w == 32 else 0.0,
+            bb.REMARK23_FIT_ERROR.name: 0.0,
+            bb.REMARK23_NORM.name: 72.0,
         }
         out.append(_result(Measurement(scalars=s), {"model.width": w, "seed": 0}))
     return out
@@ -389,10 +416,10 @@ def test_bipartite_claims_pass_on_good_values():
 @pytest.mark.parametrize(
     "change, failing",
     [
-        ({32: 63.96, 20: 63.96}, {"wide-optimum"}),
-        ({8: 72.5}, {"width-N"}),
-        ({8: 63.944, 12: 63.944, 14: 63.944, 16: 63.944}, {"width-N", "plateau"}),
-        ({14: 64.30}, {"non-increasing"}),
+        ({32: 63.96, 20: 63.96}, {bs.WIDE_OPTIMUM.id}),
+        ({8: 72.5}, {bs.WIDTH_N.id}),
+        ({8: 63.944, 12: 63.944, 14: 63.944, 16: 63.944}, {bs.WIDTH_N.id, bs.PLATEAU.id}),
+        ({14: 64.30}, {bs.NON_INCREASING.id}),
         ({16: 63.944}, set()),  # a plateau from 16 = N^2/4 is in range
     ],
 )
@@ -402,64 +429,68 @@ def test_bipartite_claims_fail_on_crafted(change, failing):
     assert {k for k, v in verdict.items() if not v} == failing
 
 
+BI_TRAINED = (bs.WIDE_OPTIMUM, bs.WIDTH_N, bs.NON_INCREASING, bs.PLATEAU, bs.PAIRS)
+
+
 @pytest.mark.parametrize(
     "points, unconverged",
     [
-        (
-            _bi_points(BI_GOOD, stat=0.1),
-            {"wide-optimum", "width-N", "non-increasing", "plateau", "pairs"},
-        ),
+        (_bi_points(BI_GOOD, stat=0.1), {c.id for c in BI_TRAINED}),
         # moved by 5e-3 over the last restart: > 1/4 of the windows but width-N's
-        (_bi_points(BI_GOOD, moved=5e-3), {"wide-optimum", "non-increasing", "plateau"}),
+        (
+            _bi_points(BI_GOOD, moved=5e-3),
+            {bs.WIDE_OPTIMUM.id, bs.NON_INCREASING.id, bs.PLATEAU.id},
+        ),
     ],
 )
 def test_bipartite_claims_not_converged_without_certificate(points, unconverged):
     cfg = resolve_config(get(BI), "quick")
     states = _states(BI, cfg, points)
     assert {k for k, v in states.items() if v == "not-converged"} == unconverged
-    assert states["remark23"] == "passed"  # a construction, ungated
-    assert _states(BI, cfg, _bi_points(BI_GOOD, pairs=12.0))["pairs"] == "failed"
+    assert states[bs.REMARK23.id] == "passed"  # a construction, ungated
+    assert _states(BI, cfg, _bi_points(BI_GOOD, pairs=12.0))[bs.PAIRS.id] == "failed"
 
 
 # ---------------------------------------------------------------- attraction-repulsion
 
-AR = "l2/attraction-repulsion"
+AR = ar.EXPERIMENT.name
+
+
+def _at(family: dict[int, Any], layer: int) -> str:
+    return family[layer].name
+
+
 AR_GOOD = {
+    _at(fq.COS_T, 1): -0.99,
+    _at(fq.COS_T, 2): -0.99,
+    _at(fq.PROJ_A, 1): 0.5,
+    _at(fq.PROJ_A, 2): 0.5,
+    _at(fq.DIM_T, 1): 600.0,
+    _at(fq.DIM_T, 2): 450.0,
+    _at(fq.COS, 1): -0.7,
+    _at(fq.COS, 2): -0.6,
+    _at(fq.COS_REACTION, 1): 0.9,
+    _at(fq.COS_REACTION, 2): 0.5,
+    _at(fq.RAYS, 1): 7.0,
+    _at(fq.RAYS, 2): 3.0,
+    _at(fq.RAYS2D, 1): 3.0,
+    _at(fq.RAYS2D, 2): 3.0,
+    _at(fq.CENTROID_ACCURACY, 1): 0.9,
+    _at(fq.CENTROID_ACCURACY, 2): 1.0,
+    _at(fq.RESIDUAL, 1): 0.7,
+    _at(fq.RESIDUAL, 2): 0.9,
+    _at(fq.RESIDUAL10, 1): 0.8,
+    _at(fq.RESIDUAL10, 2): 0.7,
+    _at(fq.MERGED, 1): 35.0,
+    _at(fq.MERGED, 2): 9.0,
+    _at(fq.RANK_K, 1): 6.0,
+    _at(fq.RANK_K, 2): 3.0,
     "cert_stationarity": 1e-3,
-    "cosT_layer1": -0.99,
-    "cosT_layer2": -0.99,
-    "projA_layer1": 0.5,
-    "projA_layer2": 0.5,
-    "dimT_layer1": 600.0,
-    "dimT_layer2": 450.0,
-    "cos_layer1": -0.7,
-    "cos_layer2": -0.6,
-    "cos_reaction_layer1": 0.9,
-    "cos_reaction_layer2": 0.5,
-    "rays_layer1": 7.0,
-    "rays_layer2": 3.0,
-    "rays2d_layer1": 3.0,
-    "rays2d_layer2": 3.0,
-    "centroid_accuracy_layer1": 0.9,
-    "centroid_accuracy_layer2": 1.0,
-    "residual_layer1": 0.7,
-    "residual_layer2": 0.9,
-    "residual10_layer1": 0.8,
-    "residual10_layer2": 0.7,
-    "merged_layer1": 35.0,
-    "merged_layer2": 9.0,
-    "rank_K_layer1": 6.0,
-    "rank_K_layer2": 3.0,
 }
 AR_READ = {
-    "cosT_layer1",
-    "cosT_layer2",
-    "projA_layer1",
-    "projA_layer2",
-    "rays2d_layer1",
-    "rays2d_layer2",
-    "rays_layer2",
-    "centroid_accuracy_layer2",
+    *(_at(f, l) for f in (fq.COS_T, fq.PROJ_A, fq.RAYS2D) for l in (1, 2)),
+    _at(fq.RAYS, 2),
+    _at(fq.CENTROID_ACCURACY, 2),
 }
 
 
@@ -470,12 +501,7 @@ def _ar(**change) -> list[PointResult]:
 
 
 AR_ASSERTED = {
-    "balance-layer1",
-    "balance-layer2",
-    "rays-layer1",
-    "rays-layer2",
-    "rays-full-layer2",
-    "cluster",
+    c.id for c in (*ar.BALANCE.values(), *ar.RAYS_2D.values(), ar.RAYS_FULL[2], ar.CLUSTER)
 }
 
 
@@ -483,13 +509,13 @@ AR_ASSERTED = {
     "change, failing",
     [
         ({}, set()),
-        ({"cosT_layer1": -0.5}, {"balance-layer1"}),
-        ({"cosT_layer2": 0.1}, {"balance-layer2"}),
-        ({"projA_layer2": 0.1}, {"balance-layer2"}),  # vacuous: T barely sees A
-        ({"rays2d_layer1": 7.0}, {"rays-layer1"}),
-        ({"rays_layer1": 40.0}, set()),  # layer 1 in full dimension: reported only
-        ({"rays_layer2": 7.0}, {"rays-full-layer2"}),
-        ({"centroid_accuracy_layer2": 0.95}, {"cluster"}),
+        ({_at(fq.COS_T, 1): -0.5}, {ar.BALANCE[1].id}),
+        ({_at(fq.COS_T, 2): 0.1}, {ar.BALANCE[2].id}),
+        ({_at(fq.PROJ_A, 2): 0.1}, {ar.BALANCE[2].id}),  # vacuous: T barely sees A
+        ({_at(fq.RAYS2D, 1): 7.0}, {ar.RAYS_2D[1].id}),
+        ({_at(fq.RAYS, 1): 40.0}, set()),  # layer 1 in full dimension: reported only
+        ({_at(fq.RAYS, 2): 7.0}, {ar.RAYS_FULL[2].id}),
+        ({_at(fq.CENTROID_ACCURACY, 2): 0.95}, {ar.CLUSTER.id}),
     ],
 )
 def test_forces_claims_fail_on_crafted(change, failing):
@@ -506,8 +532,8 @@ def test_forces_claims_fail_on_crafted(change, failing):
     "change",
     [
         {"cert_stationarity": 1.0},  # far from a critical point
-        {"prev_cosT_layer1": -0.5},  # the balance still moving over the last phase
-        {"prev_rays2d_layer2": 6.0},
+        {f"prev_{_at(fq.COS_T, 1)}": -0.5},  # the balance still moving over the last phase
+        {f"prev_{_at(fq.RAYS2D, 2)}": 6.0},
     ],
 )
 def test_forces_claims_not_converged_without_certificate(change):
@@ -526,10 +552,10 @@ def test_forces_balance_fails_on_an_untrained_network():
     cfg = resolve_config(exp, "smoke")
     data = cfg.task.build(seed=cfg.seed)
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1)
-    s = exp.measure(model, data, cfg).scalars
-    assert s["cosT_layer1"] > cfg.cos_bound and s["cosT_layer2"] > cfg.cos_bound
-    claims = {c.id: c for c in exp.evaluate(cfg, [_result(Measurement(scalars=s))])}
-    assert not claims["balance-layer1"].passed and not claims["balance-layer2"].passed
+    p = _result(exp.measure(model, data, cfg))
+    assert p.value(fq.COS_T[1]) > cfg.cos_bound and p.value(fq.COS_T[2]) > cfg.cos_bound
+    claims = {c.id: c for c in exp.evaluate(cfg, [p])}
+    assert not claims[ar.BALANCE[1].id].passed and not claims[ar.BALANCE[2].id].passed
 
 
 def test_forces_views_table(smoke_record):
@@ -539,10 +565,22 @@ def test_forces_views_table(smoke_record):
     assert {r["layer"] for r in rows} == {1, 2}
 
 
+def test_forces_quantities_are_the_measured_columns(smoke_record):
+    """Every per-layer column the measurement writes is a declared quantity (`FAMILIES`),
+    and `rank_K` counts as its rule (`KERNEL_RANK_RULE`)."""
+    _, _, _, record = smoke_record(AR)
+    written = {k for k in record.points[0].scalars if "_layer" in k and not k.startswith("prev")}
+    declared = {q.name for fam in fq.FAMILIES.values() for q in fam.values()}
+    assert written == declared
+    assert all(q.rule is KERNEL_RANK_RULE for q in fq.RANK_K.values())
+
+
 # ---------------------------------------------------------------- width plateaus
 
 WP = "l2/width-plateau"
 WPD = "l2/width-plateau-digits"
+NI, PC, UR = NON_INCREASING, PLATEAU_CLAIM, UNFINISHED_RESTARTS  # the plateau claims
+LAM3, LAM4 = "(lam=0.001)", "(lam=0.0001)"  # their tags with two lam (`Experiment.per`)
 
 
 def _wp_points(
@@ -562,13 +600,13 @@ def _wp_points(
             st = (stats or {}).get((seed, w), stat)
             mv = (moves or {}).get((seed, w), moved)
             s = {
-                "width": float(w),
-                "loss": v * (1 + bump),
-                "prev_loss": v * (1 + bump) * (1 + mv),
+                WIDTH.name: float(w),
+                LOSS.name: v * (1 + bump),
+                f"prev_{LOSS}": v * (1 + bump) * (1 + mv),
                 "cert_stationarity": st,
-                "test_cost": 2 * v,
+                TEST_COST.name: 2 * v,
                 "merged_min": 5.0,
-                "merged_max": 8.0,
+                MERGED_MAX.name: 8.0,
             }
             point = {"model.width": w, "seed": seed}
             if lam is not None:
@@ -585,10 +623,10 @@ EARLY = {4: 0.1, 6: 0.1, 8: 0.1, 10: 0.1, 12: 0.1}
     "change, failing",
     [
         ({}, set()),
-        ({24: 0.105}, {"non-increasing"}),  # a 5 % rise
+        ({24: 0.105}, {NI.id}),  # a 5 % rise
         ({6: 0.1, 8: 0.1, 10: 0.1, 12: 0.1}, set()),  # plateau from 6: in [5, 20]
-        (EARLY, {"plateau"}),  # plateau from 4: too early
-        ({24: 0.5, 32: 0.09}, {"non-increasing", "plateau"}),
+        (EARLY, {PC.id}),  # plateau from 4: too early
+        ({24: 0.5, 32: 0.09}, {NI.id, PC.id}),
     ],
 )
 def test_plateau_claims_crafted(change, failing):
@@ -601,10 +639,8 @@ def test_plateau_claims_per_lam():
     cfg = resolve_config(get(WPD), "quick")
     pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points({**WP_GOOD, **EARLY}, lam=1e-4)
     verdict = _states(WPD, cfg, pts)
-    assert {k for k, v in verdict.items() if v not in ("passed", "reported")} == {
-        "plateau(lam=0.0001)"
-    }
-    assert verdict["plateau(lam=0.0001)"] == "failed"
+    assert {k for k, v in verdict.items() if v not in ("passed", "reported")} == {PC.id + LAM4}
+    assert verdict[PC.id + LAM4] == "failed"
 
 
 def test_each_lams_claims_are_gated_by_its_own_points():
@@ -613,12 +649,12 @@ def test_each_lams_claims_are_gated_by_its_own_points():
     pts = _wp_points(WP_GOOD, lam=1e-3) + _wp_points(WP_GOOD, lam=1e-4, stat=19.3)
     states = _states(WPD, cfg, pts)
     assert states == {
-        "non-increasing(lam=0.001)": "passed",
-        "plateau(lam=0.001)": "passed",
-        "unfinished-restarts(lam=0.001)": "reported",
-        "non-increasing(lam=0.0001)": "not-converged",
-        "plateau(lam=0.0001)": "not-converged",
-        "unfinished-restarts(lam=0.0001)": "reported",
+        NI.id + LAM3: "passed",
+        PC.id + LAM3: "passed",
+        UR.id + LAM3: "reported",
+        NI.id + LAM4: "not-converged",
+        PC.id + LAM4: "not-converged",
+        UR.id + LAM4: "reported",
     }
 
 
@@ -629,14 +665,14 @@ def test_a_diverged_training_makes_only_its_lams_claims_not_measured():
     pts[-1] = dataclasses.replace(pts[-1], status="diverged", message="loss is nan")
     states = _states(WPD, cfg, pts)
     assert states == {
-        "non-increasing(lam=0.001)": "passed",
-        "plateau(lam=0.001)": "passed",
-        "unfinished-restarts(lam=0.001)": "reported",
-        "non-increasing(lam=0.0001)": "not-measured",
-        "plateau(lam=0.0001)": "not-measured",
-        "unfinished-restarts(lam=0.0001)": "not-measured",
+        NI.id + LAM3: "passed",
+        PC.id + LAM3: "passed",
+        UR.id + LAM3: "reported",
+        NI.id + LAM4: "not-measured",
+        PC.id + LAM4: "not-measured",
+        UR.id + LAM4: "not-measured",
     }
-    claim = {c.id: c for c in get(WPD).evaluate(cfg, pts)}["plateau(lam=0.0001)"]
+    claim = {c.id: c for c in get(WPD).evaluate(cfg, pts)}[PC.id + LAM4]
     assert "1 of 18 trainings diverged: loss is nan" in claim.measured
     assert claim.statement.endswith("min (lam = 0.0001) (merged neurons at the widest: ?)")
 
@@ -654,7 +690,7 @@ def test_plateau_claims_not_converged_without_certificate(name, change):
     cfg = resolve_config(get(name), "quick")
     states = _states(name, cfg, _wp_points(WP_GOOD, **change))
     assert set(states.values()) == {"not-converged", "reported"}
-    assert {k for k, v in states.items() if v == "reported"} == {"unfinished-restarts"}
+    assert {k for k, v in states.items() if v == "reported"} == {UR.id}
 
 
 # Spec l2-sparsity.md, fourth review: the claims read each width's lowest loss over seeds;
@@ -680,15 +716,15 @@ def test_plateau_gate_reads_the_best_seed_and_its_near_ties(name, seed, states):
     pts = _wp_points(WP_GOOD, seeds=THREE, stats=stats)
     exp = get(name)
     judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
-    assert {judged[i].state for i in ("non-increasing", "plateau")} == {states}
-    unfinished = judged["unfinished-restarts"]
+    assert {judged[i].state for i in (NI.id, PC.id)} == {states}
+    unfinished = judged[UR.id]
     assert unfinished.state == "reported"
     assert unfinished.measured == (1.0 if seed == 2 else 0.0)
     if seed == 2:
         assert "width 6 seed 2" in unfinished.statement and "+5.00%" in unfinished.statement
         assert "19.3" in unfinished.statement
     if states == "not-converged":
-        cert = judged["plateau"].certificate
+        cert = judged[PC.id].certificate
         assert not cert["converged"] and f"width 6 seed {seed}" in cert["reason"]
         assert cert["stationarity"] == UNCERTIFIED
 
@@ -708,7 +744,7 @@ def test_plateau_gate_asks_value_stability_of_every_seed():
     cfg = resolve_config(get(WP), "quick")
     pts = _wp_points(WP_GOOD, seeds=THREE, stats={(2, 6): UNCERTIFIED}, moves={(2, 6): 0.01})
     states = _states(WP, cfg, pts)
-    assert states["non-increasing"] == states["plateau"] == "not-converged"
+    assert states[NI.id] == states[PC.id] == "not-converged"
 
 
 def test_plateau_gate_without_an_earlier_value_is_not_converged():
@@ -717,8 +753,8 @@ def test_plateau_gate_without_an_earlier_value_is_not_converged():
     pts = [dataclasses.replace(p, earlier=None) for p in pts]
     exp = get(WP)
     judged = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, pts), pts)}
-    assert judged["plateau"].state == "not-converged"
-    assert "no earlier value of loss" in judged["plateau"].certificate["reason"]
+    assert judged[PC.id].state == "not-converged"
+    assert "no earlier value of loss" in judged[PC.id].certificate["reason"]
 
 
 def test_plateau_presets_share_the_smoothed_stages_and_end_as_declared():

@@ -231,6 +231,7 @@ def test_expected_states_follow_the_registry() -> None:
 
 def test_claims_awaiting_the_solver_are_expected_not_converged() -> None:
     from bottlenecklab.experiments._awaiting import AWAITING
+    from bottlenecklab.experiments.l2._plateau import PLATEAU_CLAIM
 
     for a in AWAITING:
         assert a.experiment in EXPERIMENTS
@@ -238,7 +239,8 @@ def test_claims_awaiting_the_solver_are_expected_not_converged() -> None:
             claim = pattern.replace("*", "x")
             assert expected_states(a.experiment, claim) == ("not-converged",)
     for lam in ("0.001", "0.0001"):  # lam = 1e-4: certified since the kink_newton end
-        assert expected_states("l2/width-plateau-digits", f"plateau(lam={lam})") == ("passed",)
+        claim = f"{PLATEAU_CLAIM.id}(lam={lam})"
+        assert expected_states("l2/width-plateau-digits", claim) == ("passed",)
 
 
 KINKED = Reads(("x",), window=1.0, kinked=True)

@@ -1,5 +1,6 @@
 """Neuron merging and 1-D pruning on FCNNs: outputs kept, ||theta||^2 not raised (hypothesis
-property tests, with neurons that must not merge), and the bipartite pattern checker."""
+property tests, with neurons that must not merge), the bipartite pattern checker and the
+kernel rank."""
 
 from __future__ import annotations
 
@@ -132,3 +133,14 @@ def test_bipartite_pattern_on_exact_solution():
         wide.weights[1].copy_(W2)
     assert measure.bipartite_pattern(wide, X)["pairs_covered"] == 0.0
     assert math.isfinite(out["neurons"])
+
+
+def test_kernel_rank_counts_as_its_rule():
+    """`kernel_rank` counts `s_k(K) > 1e-6 s_1(K)` of `K = Z Z^T` (`KERNEL_RANK_RULE`): a
+    planted spectrum of `Z` read by hand."""
+    g = torch.Generator().manual_seed(0)
+    U, _ = torch.linalg.qr(torch.randn(8, 8, generator=g, dtype=F64))
+    s = torch.tensor([1.0, 0.1, 1e-2, 2e-3, 5e-4, 1e-5, 0.0, 0.0], dtype=F64)
+    Z = U @ torch.diag(s)  # s_k(K) = s_k^2: 1, 1e-2, 1e-4, 4e-6 above 1e-6; 2.5e-7 below
+    assert measure.KERNEL_RANK_RULE == measure.RankRule.relative(1e-6)
+    assert measure.kernel_rank(Z) == 4 == theory.numerical_rank(Z @ Z.T, 1e-6)

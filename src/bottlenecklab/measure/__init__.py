@@ -261,10 +261,12 @@ from bottlenecklab.measure.saddles import (
 
 # Neuron counts: merging, pruning (004 §4) (`measure.sparsity`)
 from bottlenecklab.measure.sparsity import (
+    KERNEL_RANK_RULE,
     best_per_width,
     bipartite_pattern,
     count_rays,
     count_rays_2d,
+    kernel_rank,
     merge_chain,
     merge_neurons,
     plateau_start,
@@ -517,10 +519,12 @@ __all__ = [  # noqa: RUF022
     "loss_drops",
     "saddle_layers",
     # measure.sparsity
+    "KERNEL_RANK_RULE",
     "best_per_width",
     "bipartite_pattern",
     "count_rays",
     "count_rays_2d",
+    "kernel_rank",
     "merge_chain",
     "merge_neurons",
     "plateau_start",

@@ -12,11 +12,14 @@ import torch
 from bottlenecklab import theory
 from bottlenecklab.measure._coi import as_float64
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._rank_rule import RankRule, precision_of
 from bottlenecklab.models import FCNN
 
 __all__ = [
+    "KERNEL_RANK_RULE",
     "best_per_width",
     "bipartite_pattern",
+    "kernel_rank",
     "merge_chain",
     "merge_neurons",
     "plateau_start",
@@ -138,6 +141,24 @@ def bipartite_pattern(model: Any, X: Any, cos: float = 0.99) -> dict[str, float]
         "pairs_covered": float(hit.any(dim=0).sum()),
         "pairs": float(dirs.shape[0]),
     }
+
+
+# `Rank K` of a hidden representation's kernel `K = Z Z^T` (paper 004, Lemma 10: `Rank K <=
+# Rank_sigma`), reported beside the neuron counts: `s_k(K) > 1e-6 s_1(K)`, i.e. `s_k(Z) > 1e-3
+# s_1(Z)`, the cutoff the l2 experiments have always reported (no source states one).
+KERNEL_RANK_RULE = RankRule.relative(1e-6)
+
+
+def kernel_rank(Z: torch.Tensor, rule: RankRule = KERNEL_RANK_RULE) -> int:
+    """`Rank K` of the kernel `K = Z Z^T` of a representation, its singular values counted
+    by `rule` (`KERNEL_RANK_RULE`; above the round-off floor of `Z`'s precision).
+
+    Args:
+        Z: `[N, w]` (rows: data points).
+    """
+    Z = Z.detach()
+    K = Z @ Z.T
+    return rule.read(torch.linalg.svdvals(K), (K.shape[0], K.shape[1]), precision_of(Z)).rank
 
 
 def best_per_width(rows: list[dict[str, float]], key: str) -> tuple[list[float], list[float]]:

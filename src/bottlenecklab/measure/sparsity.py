@@ -4,8 +4,10 @@ neurons lie on (Fig 1), and the width where the best loss stops improving.
 """
 
 from bottlenecklab.measure._sparsity import (
+    KERNEL_RANK_RULE,
     best_per_width,
     bipartite_pattern,
+    kernel_rank,
     merge_chain,
     merge_neurons,
     plateau_start,
@@ -14,10 +16,12 @@ from bottlenecklab.measure._sparsity import (
 from bottlenecklab.measure._views import count_rays, count_rays_2d
 
 __all__ = [
+    "KERNEL_RANK_RULE",
     "best_per_width",
     "bipartite_pattern",
     "count_rays",
     "count_rays_2d",
+    "kernel_rank",
     "merge_chain",
     "merge_neurons",
     "plateau_start",

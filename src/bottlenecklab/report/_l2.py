@@ -7,6 +7,13 @@ from pathlib import Path
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments.l2._bipartite import LOSS_OVER_LAM, WIDE_OPTIMUM
+from bottlenecklab.experiments.l2._common import WIDTH
+from bottlenecklab.experiments.l2._counterexample import LAM
+from bottlenecklab.experiments.l2._plateau import LOSS
+from bottlenecklab.experiments.l2._pruning import ALIVE_BEFORE, N_TRAIN, NEURONS_AFTER
+from bottlenecklab.experiments.l2._reformulation import COV_ERROR, SPLIT_ERROR
+from bottlenecklab.measure import TEST_COST, Quantity
 from bottlenecklab.report._style import plt, save
 
 __all__ = [
@@ -30,7 +37,7 @@ def l2_reformulation(record: RunRecord, folder: Path) -> list[Path]:
     for k, (kind, marker) in enumerate((("random", "o"), ("trained", "s"))):
         sel = [r for r in rows if r["kind"] == kind]
         for j, (key, label) in enumerate(
-            (("split_error", "L vs L^r + null"), ("cov_error", "L^r vs L^k"))
+            ((SPLIT_ERROR.name, "L vs L^r + null"), (COV_ERROR.name, "L^r vs L^k"))
         ):
             y = np.maximum([r[key] for r in sel], 1e-18)
             x = 2 * k + j + 0.1 * np.random.default_rng(0).standard_normal(len(y))
@@ -52,7 +59,7 @@ def l2_counterexample(record: RunRecord, folder: Path) -> list[Path]:
     if r is None:  # the curve is the closed forms' point's (`run = theory`)
         return []
     rows = r.tables["curve"]
-    lam = float(r.scalars["lam"])
+    lam = float(r.value(LAM))
     fig, ax = plt.subplots(figsize=(4.5, 3.0))
     for sign, style, label in ((1.0, "o-", "+eps (descent)"), (-1.0, "s-", "-eps (004 print)")):
         sel = sorted((x for x in rows if x["sign"] == sign), key=lambda x: x["eps"])
@@ -81,12 +88,12 @@ def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
     x = [p["x"] for p in curve]
     ax.plot(x, [p["before"] for p in curve], "-", lw=2, alpha=0.5, label="trained")
     ax.plot(x, [p["after"] for p in curve], "k--", lw=1, label="pruned")
-    xs = np.linspace(-1, 1, int(r.scalars.get("n_train", 0)))
+    xs = np.linspace(-1, 1, int(r.get(N_TRAIN, 0)))
     for k in r.tables.get("kinks", []):
         if np.isfinite(k["kink"]) and -1.2 < k["kink"] < 1.2:
             ax.axvline(k["kink"], color="C3" if k["a"] > 0 else "C0", lw=0.6, alpha=0.6)
     ax.plot(xs, np.interp(xs, x, [p["before"] for p in curve]), "ko", ms=3, label="data x")
-    n0, n1 = r.scalars.get("alive_before", np.nan), r.scalars.get("neurons_after", np.nan)
+    n0, n1 = r.get(ALIVE_BEFORE), r.get(NEURONS_AFTER)
     ax.set_title(f"{n0:g} alive neurons -> {n1:g} after pruning (kinks: red a > 0, blue a < 0)")
     ax.set_xlabel("x")
     ax.legend(frameon=False, fontsize=7)
@@ -96,13 +103,20 @@ def l2_one_dim_pruning(record: RunRecord, folder: Path) -> list[Path]:
 
 
 def _width_panel(
-    ax, points, key: str, style: str, label: str, color: str, by: str, offset: float = 0.0
+    ax,
+    points,
+    key: Quantity,
+    style: str,
+    label: str,
+    color: str,
+    by: Quantity,
+    offset: float = 0.0,
 ) -> None:
-    """Per-seed dots of `scalars[key]` against the width, and a line through the value of
-    the run with the smallest `scalars[by]` per width (the best-of-seeds run)."""
-    xs = [float(p.point.get("model.width", p.scalars.get("width", np.nan))) for p in points]
-    ys = [float(p.scalars.get(key, np.nan)) - offset for p in points]
-    sel = [float(p.scalars.get(by, np.nan)) for p in points]
+    """Per-seed dots of `key` against the width, and a line through the value of the run
+    with the smallest `by` per width (the best-of-seeds run)."""
+    xs = [float(p.point.get("model.width", p.get(WIDTH))) for p in points]
+    ys = [float(p.get(key)) - offset for p in points]
+    sel = [float(p.get(by)) for p in points]
     ax.plot(xs, ys, "o", color=color, ms=3, alpha=0.6)
     best: dict[float, tuple[float, float]] = {}
     for x, y, b in zip(xs, ys, sel):
@@ -124,23 +138,23 @@ def l2_width_plateau(record: RunRecord, folder: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams), 3.2), squeeze=False)
     for ax, lam in zip(axes[0], lams):
         sel = [p for p in points if p.point.get("train.lam") == lam]
-        if "loss_over_lam" in sel[0].scalars:
-            ref = float(sel[0].scalars.get("wide_optimum", 0.0))
+        if LOSS_OVER_LAM.name in sel[0].scalars:
+            ref = float(sel[0].get(WIDE_OPTIMUM, 0.0))
             _width_panel(
                 ax,
                 sel,
-                "loss_over_lam",
+                LOSS_OVER_LAM,
                 "-",
                 "best loss / lam - (N^2 - lam N (N-1))",
                 "C0",
-                "loss_over_lam",
+                LOSS_OVER_LAM,
                 offset=ref,
             )
             ax.set_yscale("log")
             ax.set_ylabel(f"loss / lam - {ref:.4g}")
         else:
-            _width_panel(ax, sel, "loss", "-", "train loss (with L2), best seed", "C0", "loss")
-            _width_panel(ax, sel, "test_cost", "--", "test data cost of that run", "C1", "loss")
+            _width_panel(ax, sel, LOSS, "-", "train loss (with L2), best seed", "C0", LOSS)
+            _width_panel(ax, sel, TEST_COST, "--", "test data cost of that run", "C1", LOSS)
             ax.set_yscale("log")
             ax.set_ylabel("loss")
         ax.set_xscale("log", base=2)

@@ -27,7 +27,7 @@ from bottlenecklab.experiments._spec import (
     Ungated,
 )
 from bottlenecklab.experiments._verdicts import certificate_record, gate_of, stability
-from bottlenecklab.experiments.l2._common import best_rows, width_rows
+from bottlenecklab.experiments.l2._common import WIDTH, best_rows, hidden_width, width_rows
 from bottlenecklab.measure import TEST_COST, TRAIN_COST, Quantity
 from bottlenecklab.models import FCNNConfig
 
@@ -150,7 +150,7 @@ def plateau_gate(
 
     Args:
         cfg: the experiment config (`certify`); points: the finished points of one `lam`
-            (`point["model.width"]` or `scalars["width"]`, `point["seed"]`).
+            (`point["model.width"]` or their `WIDTH`, `point["seed"]`).
         tol: the trend tolerance.
     Returns:
         `(certificate, unfinished)`: the certificate in the runner's form (`stationarity`
@@ -203,21 +203,18 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
     Y = torch.as_tensor(data.y_train, dtype=torch.float64)
     _, merged = M.merge_neurons(net, X)
     scalars = {
-        "width": float(net.weights[0].shape[0]),
-        "loss": c["train_cost"] + lam * float(net.param_norm_sq().detach()),
-        "train_cost": c["train_cost"],
-        "test_cost": c["test_cost"],
+        WIDTH.name: hidden_width(net),
+        LOSS.name: c[TRAIN_COST.name] + lam * float(net.param_norm_sq().detach()),
+        TRAIN_COST.name: c[TRAIN_COST.name],
+        TEST_COST.name: c[TEST_COST.name],
         "grad_norm": M.gradient_norm(net, X, Y, lam, cost=cost),
         "merged_min": float(min(merged)),
-        "merged_max": float(max(merged)),
+        MERGED_MAX.name: float(max(merged)),
     }
     return Measurement(scalars=scalars)
 
 
 _NET = "a trained FCNN of a width sweep (float64 copy)"
-WIDTH = Quantity(
-    "width", "the network's hidden width", function=plateau_measure, over=_NET, units="count"
-)
 LOSS = Quantity(
     "loss",
     "the training loss with the regularizer, C_train + lam ||theta||^2 (paper 004, Fig 2)",
@@ -241,7 +238,7 @@ def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[s
     """`(widths, best loss, best seed's row)` per width, widths increasing."""
     rows = width_rows(pts)
     widths, best = M.best_per_width(rows, LOSS.name)
-    return widths, best, best_rows(rows, LOSS.name)
+    return widths, best, best_rows(rows, LOSS)
 
 
 def self_gated(o: Outcome, cfg: Any, pts: Points) -> Outcome:

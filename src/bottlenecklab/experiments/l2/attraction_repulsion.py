@@ -15,25 +15,29 @@ Pilots, measurements and the derivation of the constraint reaction:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
-from bottlenecklab import measure as M
-from bottlenecklab import theory
 from bottlenecklab.experiments._checks import at_most, in_range, reported
-from bottlenecklab.experiments._spec import (
-    ClaimSpec,
-    Experiment,
-    Gate,
-    Measurement,
-    Outcome,
-    Points,
-    Reads,
+from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Gate, Outcome, Points, Reads
+from bottlenecklab.experiments.l2._forces import (
+    CENTROID_ACCURACY,
+    COS,
+    COS_REACTION,
+    COS_T,
+    COS_T_AT,
+    DIM_T,
+    FAMILIES,
+    FORCES,
+    LAYERS,
+    PROJ_A,
+    RAYS,
+    RAYS2D,
+    RESIDUAL,
+    RESIDUAL10,
 )
+from bottlenecklab.measure import Quantity
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import DigitsTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -79,92 +83,13 @@ class Config:
     seed: int = 0
 
 
-def _cos(A: torch.Tensor, R: torch.Tensor) -> float:
-    return float((A * R).sum() / (A.norm() * R.norm()))
-
-
-def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
-    """Forces and their balance on `T_l`, PCA views, rays and clustering per hidden layer."""
-    X = torch.as_tensor(data.x_train, dtype=torch.float64)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    labels = Y.argmax(dim=1)
-    digits = cfg.task.classes or tuple(range(10))  # column -> digit, for the views
-    lam = cfg.train.lam
-    net = M.float64_copy(model)
-    F = M.forces(net, X, lam, cfg.ridge)
-    F10 = M.forces(net, X, lam, 10 * cfg.ridge)
-    balance = M.feasible_balance(net, X, Y, lam, rel=cfg.ridge, cuts=cfg.cuts, cost=cfg.train.cost)
-    with torch.no_grad():
-        _, Z, W = M.fcnn_layers(net, X)
-    _, merged = M.merge_neurons(net, X)
-    scalars: dict[str, float] = {
-        "grad_norm": M.gradient_norm(net, X, Y, lam, cost=cfg.train.cost),
-        "train_accuracy": float((Z[-1].argmax(1) == labels).double().mean()),
-    }
-    rows = []
-    for l, ((A, R), (A10, R10), bal) in enumerate(zip(F, F10, balance), start=1):
-        z = Z[l - 1]
-        contrib = W[l - 1].norm(dim=1) * W[l][:, : z.shape[1]].norm(dim=0)
-        c0 = f"c{cfg.cuts[0]:g}"
-        scalars[f"cosT_layer{l}"] = bal[f"cos_T_{c0}"]
-        scalars[f"projA_layer{l}"] = bal[f"proj_A_{c0}"]
-        scalars[f"dimT_layer{l}"] = bal[f"dim_T_{c0}"]
-        for c in cfg.cuts[1:]:
-            scalars[f"cosT_c{c:g}_layer{l}"] = bal[f"cos_T_c{c:g}"]
-            scalars[f"projA_c{c:g}_layer{l}"] = bal[f"proj_A_c{c:g}"]
-        scalars[f"cos_reaction_layer{l}"] = bal["cos_reaction"]
-        scalars[f"cos_layer{l}"] = _cos(A, R)
-        scalars[f"residual_layer{l}"] = float((A + R).norm() / A.norm())
-        scalars[f"residual10_layer{l}"] = float((A10 + R10).norm() / A10.norm())
-        scalars[f"rays_layer{l}"] = float(M.count_rays(z, contrib, cfg.ray_cosine, cfg.dead_rel))
-        scalars[f"rays2d_layer{l}"] = float(
-            M.count_rays_2d(z, contrib, cfg.ray_cosine, cfg.ray_mass)
-        )
-        scalars[f"merged_layer{l}"] = float(merged[l - 1])
-        scalars[f"rank_K_layer{l}"] = float(theory.numerical_rank(z @ z.T, 1e-6))
-        B = M.uncentered_pca(z, "rows")
-        P = z @ B
-        scalars[f"centroid_accuracy_layer{l}"] = M.nearest_centroid_accuracy(P, labels)
-        for i, (p, a, r) in enumerate(zip(P, -A @ B, -R @ B)):
-            rows.append(
-                {
-                    "layer": l,
-                    "view": "rows",
-                    "index": i,
-                    "label": digits[int(labels[i])],
-                    "x": float(p[0]),
-                    "y": float(p[1]),
-                    "ax": float(a[0]),
-                    "ay": float(a[1]),
-                    "rx": float(r[0]),
-                    "ry": float(r[1]),
-                }
-            )
-        C = M.uncentered_pca(z, "columns")
-        for i, (p, a, r) in enumerate(zip(z.T @ C, -A.T @ C, -R.T @ C)):
-            rows.append(
-                {
-                    "layer": l,
-                    "view": "columns",
-                    "index": i,
-                    "label": int(contrib[i] >= cfg.dead_rel * contrib.sum()),
-                    "x": float(p[0]),
-                    "y": float(p[1]),
-                    "ax": float(a[0]),
-                    "ay": float(a[1]),
-                    "rx": float(r[0]),
-                    "ry": float(r[1]),
-                }
-            )
-    return Measurement(scalars=scalars, tables={"views": rows})
-
-
 Check = Callable[[Config, Points], Outcome]
+Family = dict[int, Quantity]  # one quantity per hidden layer (`_forces.FAMILIES`)
 
 
-def at_layer(pts: Points, name: str, layer: int) -> float:
-    """Scalar `<name>_layer<layer>` of the trained net (`nan` when absent)."""
-    return float(pts.last.scalars.get(f"{name}_layer{layer}", math.nan))
+def at_layer(pts: Points, family: Family, layer: int) -> float:
+    """`family`'s quantity at hidden layer `layer` of the trained net (`nan` when absent)."""
+    return float(pts.last.get(family[layer]))
 
 
 def balance(layer: int) -> Check:
@@ -172,9 +97,14 @@ def balance(layer: int) -> Check:
     at least `min_projected` (else vacuous: failed)."""
 
     def check(cfg: Config, pts: Points) -> Outcome:
-        proj = at_layer(pts, "projA", layer)
-        facts = {k: at_layer(pts, k, layer) for k in ("dimT", "cos", "residual", "residual10")}
-        o = at_most(at_layer(pts, "cosT", layer), cfg.cos_bound, layer=layer, proj=proj, **facts)
+        proj = at_layer(pts, PROJ_A, layer)
+        facts = {
+            "dimT": at_layer(pts, DIM_T, layer),
+            "cos": at_layer(pts, COS, layer),
+            "residual": at_layer(pts, RESIDUAL, layer),
+            "residual10": at_layer(pts, RESIDUAL10, layer),
+        }
+        o = at_most(at_layer(pts, COS_T, layer), cfg.cos_bound, layer=layer, proj=proj, **facts)
         if proj >= cfg.min_projected:
             return o
         return dataclasses.replace(
@@ -188,16 +118,13 @@ def balance(layer: int) -> Check:
     return check
 
 
-def layer_value(name: str, layer: int, bounded: bool = False) -> Check:
-    """Scalar `<name>_layer<layer>`: at most `max_rays` when `bounded`, else reported;
-    the layer's scalars (suffix dropped) fill the statement."""
+def layer_value(family: Family, layer: int, bounded: bool = False) -> Check:
+    """`family` at hidden layer `layer`: at most `max_rays` when `bounded`, else reported;
+    every family's value at the layer fills the statement (by its key)."""
 
     def check(cfg: Config, pts: Points) -> Outcome:
-        suffix = f"_layer{layer}"
-        facts = {
-            k.removesuffix(suffix): v for k, v in pts.last.scalars.items() if k.endswith(suffix)
-        }
-        v = at_layer(pts, name, layer)
+        facts = {key: at_layer(pts, fam, layer) for key, fam in FAMILIES.items()}
+        v = at_layer(pts, family, layer)
         if bounded:
             return at_most(v, cfg.max_rays, layer=layer, **facts)
         return reported(v, layer=layer, **facts)
@@ -205,85 +132,89 @@ def layer_value(name: str, layer: int, bounded: bool = False) -> Check:
     return check
 
 
-def layer_claims(l: int) -> list[ClaimSpec[Config]]:
-    """Layer `l`'s balance on `T_l` and, reported, its other cuts and the reaction."""
-    return [
-        ClaimSpec(
-            f"balance-layer{l}",
-            "layer {layer}: cosine of the attraction and repulsion projected on the "
-            "feasible directions T_l (cut s^2 > {cfg.cuts[0]:g} eps; dim T = {dimT:g}), "
-            "with ||Pi_T A|| / ||A|| = {proj:.3g} >= {cfg.min_projected:g}; unprojected "
-            "cosine {cos:.3g}, ||A+R||/||A|| = {residual:.3g} at eps, {residual10:.3g} at "
-            "10 eps",
-            READS["balance"],
-            balance(l),
-            source="004 §3.1, Prop 1 (derived; spec Decision)",
-        ),
-        *(
-            ClaimSpec(
-                f"balance-c{c:g}-layer{l}",
-                "layer {layer}: the projected cosine with the column spaces cut at "
-                f"s^2 > {c:g} eps (||Pi_T A|| / ||A|| = {{projA_c{c:g}:.3g}})",
-                None,
-                layer_value(f"cosT_c{c:g}", l),
-                source="004 §3.1 (spec Decision)",
-            )
-            for c in BASE.cuts[1:]
-        ),
-        ClaimSpec(
-            f"reaction-layer{l}",
-            "layer {layer}: cosine of A_l + R_l with the constraint reaction N_l",
-            None,
-            layer_value("cos_reaction", l),
-            source="004 §3.1 (derived; spec Decision)",
-        ),
-    ]
-
-
 BASE = Config()
-LAYERS, TOP = range(1, BASE.model.depth), BASE.model.depth - 1
-READS = {  # each claim's scalars, with its tolerance window (value stability: 1/4 of it)
-    "balance": Reads(  # cosine in [-1, cos_bound]; the vacuity ratio read with the same
-        tuple(f"{k}_layer{l}" for k in ("cosT", "projA") for l in LAYERS), 1 + BASE.cos_bound
-    ),
-    "rays": Reads(tuple(f"rays2d_layer{l}" for l in LAYERS), BASE.max_rays),  # counts 0..6
+TOP = LAYERS[-1]  # the last hidden layer (`BASE.model.depth - 1`)
+# Each claim's quantities, with its tolerance window (value stability: 1/4 of it): the
+# cosine in [-1, cos_bound], the vacuity ratio read with the same; ray counts 0..6.
+BALANCE_READS = Reads(tuple(f[l] for f in (COS_T, PROJ_A) for l in LAYERS), 1 + BASE.cos_bound)
+BALANCE = {
+    l: ClaimSpec(
+        f"balance-layer{l}",
+        "layer {layer}: cosine of the attraction and repulsion projected on the "
+        "feasible directions T_l (cut s^2 > {cfg.cuts[0]:g} eps; dim T = {dimT:g}), "
+        "with ||Pi_T A|| / ||A|| = {proj:.3g} >= {cfg.min_projected:g}; unprojected "
+        "cosine {cos:.3g}, ||A+R||/||A|| = {residual:.3g} at eps, {residual10:.3g} at "
+        "10 eps",
+        BALANCE_READS,
+        balance(l),
+        source="004 §3.1, Prop 1 (derived; spec Decision)",
+    )
+    for l in LAYERS
 }
+BALANCE_AT = {  # (cut, layer) -> the balance at the reported cuts
+    (c, l): ClaimSpec(
+        f"balance-c{c:g}-layer{l}",
+        "layer {layer}: the projected cosine with the column spaces cut at "
+        f"s^2 > {c:g} eps (||Pi_T A|| / ||A|| = {{projA_c{c:g}:.3g}})",
+        None,
+        layer_value(COS_T_AT[c], l),
+        source="004 §3.1 (spec Decision)",
+    )
+    for c in BASE.cuts[1:]
+    for l in LAYERS
+}
+REACTION = {
+    l: ClaimSpec(
+        f"reaction-layer{l}",
+        "layer {layer}: cosine of A_l + R_l with the constraint reaction N_l",
+        None,
+        layer_value(COS_REACTION, l),
+        source="004 §3.1 (derived; spec Decision)",
+    )
+    for l in LAYERS
+}
+RAYS_2D = {
+    l: ClaimSpec(
+        f"rays-layer{l}",
+        "layer {layer}: rays in the 2-D uncentered PCA of the neurons (fewest groups at "
+        "cosine > {cfg.ray_cosine:g} holding {cfg.ray_mass:.0%} of sum ||w|| ||v||; "
+        "merged count {merged:g}, Rank K_l = {rank_K:g})",
+        Reads(tuple(RAYS2D.values()), BASE.max_rays),
+        layer_value(RAYS2D, l, bounded=True),
+    )
+    for l in LAYERS
+}
+RAYS_FULL = {  # in full dimension: asserted at the last hidden layer, reported below it
+    l: ClaimSpec(
+        f"rays-full-layer{l}",
+        "layer {layer}: rays of the alive neurons in full dimension (cosine > {cfg.ray_cosine:g})",
+        Reads((RAYS[l],), BASE.max_rays) if l == TOP else None,
+        layer_value(RAYS, l, bounded=l == TOP),
+    )
+    for l in LAYERS
+}
+CLUSTER = ClaimSpec(
+    "cluster",
+    "layer {layer}: 2-D nearest-centroid accuracy of the data points by digit (layer 1: "
+    "{acc1:.3g})",
+    Reads((CENTROID_ACCURACY[TOP],), 0.1),  # 1/4: one point of 42
+    lambda cfg, pts: in_range(
+        at_layer(pts, CENTROID_ACCURACY, TOP),
+        1.0,
+        1.0,
+        layer=TOP,
+        acc1=at_layer(pts, CENTROID_ACCURACY, 1),
+    ),
+)
 CLAIMS = [
-    *(spec for l in LAYERS for spec in layer_claims(l)),
     *(
-        ClaimSpec(
-            f"rays-layer{l}",
-            "layer {layer}: rays in the 2-D uncentered PCA of the neurons (fewest groups at "
-            "cosine > {cfg.ray_cosine:g} holding {cfg.ray_mass:.0%} of sum ||w|| ||v||; "
-            "merged count {merged:g}, Rank K_l = {rank_K:g})",
-            READS["rays"],
-            layer_value("rays2d", l, bounded=True),
-        )
+        spec
         for l in LAYERS
+        for spec in (BALANCE[l], *(BALANCE_AT[c, l] for c in BASE.cuts[1:]), REACTION[l])
     ),
-    *(  # in full dimension: asserted at the last hidden layer, reported below it
-        ClaimSpec(
-            f"rays-full-layer{l}",
-            "layer {layer}: rays of the alive neurons in full dimension (cosine > "
-            "{cfg.ray_cosine:g})",
-            Reads((f"rays_layer{l}",), BASE.max_rays) if l == TOP else None,
-            layer_value("rays", l, bounded=l == TOP),
-        )
-        for l in LAYERS
-    ),
-    ClaimSpec(
-        "cluster",
-        "layer {layer}: 2-D nearest-centroid accuracy of the data points by digit (layer 1: "
-        "{acc1:.3g})",
-        Reads((f"centroid_accuracy_layer{TOP}",), 0.1),  # 1/4: one point of 42
-        lambda cfg, pts: in_range(
-            at_layer(pts, "centroid_accuracy", TOP),
-            1.0,
-            1.0,
-            layer=TOP,
-            acc1=at_layer(pts, "centroid_accuracy", 1),
-        ),
-    ),
+    *RAYS_2D.values(),
+    *RAYS_FULL.values(),
+    CLUSTER,
 ]
 
 
@@ -322,7 +253,7 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=FORCES,
     claims=CLAIMS,
     figures=("_l2:l2_forces",),
     doc=__doc__ or "",

@@ -18,28 +18,29 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from bottlenecklab import measure as M
 from bottlenecklab import theory
-from bottlenecklab.experiments._checks import (
-    at_least,
-    at_most,
-    in_range,
-    listed,
-    non_decreasing,
-)
+from bottlenecklab.experiments._checks import at_least, at_most, in_range, listed, non_decreasing
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
     Gate,
-    Measurement,
     Outcome,
     Points,
     Reads,
     Ungated,
 )
+from bottlenecklab.experiments.l2._bipartite import (
+    BIPARTITE,
+    LOSS_OVER_LAM,
+    NEURONS,
+    PAIRS_COVERED,
+    RANK_K1,
+    REMARK23_FIT_ERROR,
+    REMARK23_NORM,
+)
 from bottlenecklab.experiments.l2._common import best_rows, width_rows
+from bottlenecklab.measure import NORM_SQ
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BipartiteTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -86,50 +87,17 @@ class Config:
     seed: int = 0
 
 
-def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
-    """Loss, norm, neuron counts and pattern of one trained net; the Remark 23 check."""
-    X = torch.as_tensor(data.x_train, dtype=torch.float64)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    lam = cfg.train.lam
-    net = M.float64_copy(model)
-    with torch.no_grad():
-        cost = float((net(X) - Y).pow(2).sum() / X.shape[0])
-        norm = float(net.param_norm_sq())
-        S = net.act(net.forward_path(X)[0][0])
-    pattern = M.bipartite_pattern(net, X, cfg.pair_cos)
-    N = cfg.task.N
-    W1, W2 = theory.bipartite_full_width_weights(N)
-    fit = float((torch.relu(X @ W1.T) @ W2.T - theory.bipartite_target(N)).abs().max())
-    scalars = {
-        "width": float(net.weights[0].shape[0]),
-        "loss_over_lam": (cost + lam * norm) / lam,
-        "norm_sq": norm,
-        "train_cost": cost,
-        "neurons": pattern["neurons"],
-        "rank_K1": float(theory.numerical_rank(S @ S.T, 1e-6)),
-        "pairs_covered": pattern["pairs_covered"],
-        "grad_norm": M.gradient_norm(net, X, Y, lam),
-        "wide_optimum": theory.bipartite_wide_optimum(N, lam)[0],
-        "remark23_fit_error": fit,
-        "remark23_norm": float(W1.pow(2).sum() + W2.pow(2).sum()),
-    }
-    return Measurement(scalars=scalars)
-
-
-KEY = "loss_over_lam"
-
-
 def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[str, float]]]:
     """`(widths, best loss / lam, best restart's row)` per width, widths increasing."""
     rows = width_rows(pts)
-    widths, best = M.best_per_width(rows, KEY)
-    return widths, best, best_rows(rows, KEY)
+    widths, best = M.best_per_width(rows, LOSS_OVER_LAM.name)
+    return widths, best, best_rows(rows, LOSS_OVER_LAM)
 
 
 def remark23(cfg: Config, pts: Points) -> Outcome:
     """Remark 23's net: its fit error and `|norm - (N^2 + N)|`, the larger of the two."""
-    s, N = pts[0].scalars, cfg.task.N
-    err = max(s["remark23_fit_error"], abs(s["remark23_norm"] - (N * N + N)))
+    p, N = pts[0], cfg.task.N
+    err = max(p.value(REMARK23_FIT_ERROR), abs(p.value(REMARK23_NORM) - (N * N + N)))
     return at_most(err, cfg.remark23_tol, n2n=N * N + N)
 
 
@@ -138,14 +106,14 @@ def wide_optimum(cfg: Config, pts: Points) -> Outcome:
     widths, _, rows = best_loss(pts)
     top = rows[widths[-1]]
     wide, norm = theory.bipartite_wide_optimum(cfg.task.N, cfg.train.lam)
-    facts = {"top": widths[-1], "wide": wide, "norm": top["norm_sq"], "wide_norm": norm}
-    return at_most(abs(top[KEY] - wide), cfg.wide_tol, **facts)
+    facts = {"top": widths[-1], "wide": wide, "norm": top[NORM_SQ.name], "wide_norm": norm}
+    return at_most(abs(top[LOSS_OVER_LAM.name] - wide), cfg.wide_tol, **facts)
 
 
 def width_n(cfg: Config, pts: Points) -> Outcome:
     """The best loss / lam at width `N` lies in `(N^2, N^2 + N]` (Remark 23: not optimal)."""
     N = cfg.task.N
-    at_n = best_loss(pts)[2].get(float(N), {}).get(KEY, math.nan)
+    at_n = best_loss(pts)[2].get(float(N), {}).get(LOSS_OVER_LAM.name, math.nan)
     return in_range(at_n, N * N + 1e-9, N * N + N)
 
 
@@ -167,60 +135,58 @@ def pairs(cfg: Config, pts: Points) -> Outcome:
     """At the largest width the merged directions cover the `N^2/4` cross pairs."""
     widths, _, rows = best_loss(pts)
     top = rows[widths[-1]]
-    facts = {"top": widths[-1], "neurons": top["neurons"], "rank": top["rank_K1"]}
-    return at_least(top["pairs_covered"], cfg.task.N**2 / 4, **facts)
+    facts = {"top": widths[-1], "neurons": top[NEURONS.name], "rank": top[RANK_K1.name]}
+    return at_least(top[PAIRS_COVERED.name], cfg.task.N**2 / 4, **facts)
 
 
 # Every width and restart is read (the best of restarts moves no more than the
 # most-moving restart), with the claim's tolerance window (value stability: 1/4 of it).
 BASE = Config()
-CLAIMS = [
-    ClaimSpec(
-        "remark23",
-        "W_1 = sqrt(N/2) I, W_2 = sqrt(2/N) B_N fits B_N with ||theta||^2 = N^2 + N = "
-        "{n2n}: largest error of fit and norm",
-        Ungated("a closed-form construction checked at fixed weights (no training)"),
-        remark23,
-        source="004 Remark 23",
-    ),
-    ClaimSpec(
-        "wide-optimum",
-        "at width {top:g} |best loss / lam - (N^2 - lam N (N-1))| ({wide:.4f}; "
-        "||theta||^2 = {norm:.4f} vs {wide_norm:.4f})",
-        Reads((KEY,), window=2 * BASE.wide_tol),  # target +- wide_tol
-        wide_optimum,
-        source="004 Prop 13 (derived)",
-    ),
-    ClaimSpec(
-        "width-N",
-        "at width N = {cfg.task.N} the best loss / lam lies in (N^2, N^2 + N] (not optimal)",
-        Reads((KEY,), window=float(BASE.task.N)),  # the window (N^2, N^2 + N]
-        width_n,
-        source="004 Remark 23",
-    ),
-    ClaimSpec(
-        "non-increasing",
-        "best loss / lam is non-increasing in width ({widths}); listed from the widest down",
-        Reads((KEY,), window=BASE.trend_tol, relative=True),
-        non_increasing,
-        source="004 Prop 6",
-    ),
-    ClaimSpec(
-        "plateau",
-        "plateau start (first width with best <= (1 + {cfg.plateau_tol:g}) min)",
-        Reads((KEY,), window=BASE.plateau_tol, relative=True),
-        plateau,
-        source="004 Prop 14",
-    ),
-    ClaimSpec(
-        "pairs",
-        "at width {top:g} the merged incoming directions (cosine > {cfg.pair_cos:g}) cover "
-        "the cross pairs ({neurons:g} merged neurons, Rank K_1 = {rank:g})",
-        Reads(("pairs_covered",), window=BASE.task.N**2 / 16),  # 1/4: one pair of N^2/4
-        pairs,
-        source="004 Prop 13",
-    ),
-]
+REMARK23 = ClaimSpec(
+    "remark23",
+    "W_1 = sqrt(N/2) I, W_2 = sqrt(2/N) B_N fits B_N with ||theta||^2 = N^2 + N = "
+    "{n2n}: largest error of fit and norm",
+    Ungated("a closed-form construction checked at fixed weights (no training)"),
+    remark23,
+    source="004 Remark 23",
+)
+WIDE_OPTIMUM = ClaimSpec(
+    "wide-optimum",
+    "at width {top:g} |best loss / lam - (N^2 - lam N (N-1))| ({wide:.4f}; "
+    "||theta||^2 = {norm:.4f} vs {wide_norm:.4f})",
+    Reads((LOSS_OVER_LAM,), window=2 * BASE.wide_tol),  # target +- wide_tol
+    wide_optimum,
+    source="004 Prop 13 (derived)",
+)
+WIDTH_N = ClaimSpec(
+    "width-N",
+    "at width N = {cfg.task.N} the best loss / lam lies in (N^2, N^2 + N] (not optimal)",
+    Reads((LOSS_OVER_LAM,), window=float(BASE.task.N)),  # the window (N^2, N^2 + N]
+    width_n,
+    source="004 Remark 23",
+)
+NON_INCREASING = ClaimSpec(
+    "non-increasing",
+    "best loss / lam is non-increasing in width ({widths}); listed from the widest down",
+    Reads((LOSS_OVER_LAM,), window=BASE.trend_tol, relative=True),
+    non_increasing,
+    source="004 Prop 6",
+)
+PLATEAU = ClaimSpec(
+    "plateau",
+    "plateau start (first width with best <= (1 + {cfg.plateau_tol:g}) min)",
+    Reads((LOSS_OVER_LAM,), window=BASE.plateau_tol, relative=True),
+    plateau,
+    source="004 Prop 14",
+)
+PAIRS = ClaimSpec(
+    "pairs",
+    "at width {top:g} the merged incoming directions (cosine > {cfg.pair_cos:g}) cover "
+    "the cross pairs ({neurons:g} merged neurons, Rank K_1 = {rank:g})",
+    Reads((PAIRS_COVERED,), window=BASE.task.N**2 / 16),  # 1/4: one pair of N^2/4
+    pairs,
+    source="004 Prop 13",
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: N = 4, two widths, one seed, few L-BFGS steps (restarted, as in quick).
@@ -250,8 +216,8 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={"model.width": "widths", "seed": "seeds"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=BIPARTITE,
+    claims=[REMARK23, WIDE_OPTIMUM, WIDTH_N, NON_INCREASING, PLATEAU, PAIRS],
     figures=("_l2:l2_width_plateau",),
     doc=__doc__ or "",
 )

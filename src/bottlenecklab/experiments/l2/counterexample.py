@@ -14,18 +14,22 @@ Measurements: `docs/lab-notes/l2.md`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-import torch
-
 from bottlenecklab import theory
 from bottlenecklab.experiments._checks import at_least, at_most, listed
-from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Measurement, Points, Ungated
+from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Points, Ungated
+from bottlenecklab.experiments.l2._counterexample import (
+    COUNTEREXAMPLE,
+    ESCAPE_ERROR,
+    FAMILY_ERROR,
+    GLOBAL_ERROR,
+    PERTURBATION_MIN,
+)
+from bottlenecklab.measure import Quantity
 from bottlenecklab.models import FCNNConfig, GivenFCNNConfig
-from bottlenecklab.tasks import Dataset, PointsTask
+from bottlenecklab.tasks import PointsTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 # A grid point: the closed forms (`theory`: nothing trained), or GD from a start.
@@ -88,68 +92,9 @@ class Config:
         )
 
 
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """A GD run: its final loss `gd_loss` (`theory.counterexample_loss`); the `theory` point:
-    values, perturbations, escape path (tables `escape`: the claimed steps; `curve`:
-    `{"eps", "sign", "delta"}` along both signs)."""
-    lam = cfg.lam
-    if cfg.run != "theory":
-        W1, W2 = model.weights[0].detach()[:, 0], model.weights[1].detach()[0]
-        return Measurement(scalars={"gd_loss": float(theory.counterexample_loss(W1, W2, lam))})
-    fam, glob = theory.counterexample_values(lam)
-    fam_err = max(
-        abs(float(theory.counterexample_loss(*theory.counterexample_weights(lam, a), lam)) - fam)
-        for a in cfg.angles
-    )
-    Wg = theory.counterexample_weights(lam, kind="global")
-    glob_err = abs(float(theory.counterexample_loss(*Wg, lam)) - glob)
-    W1, W2 = theory.counterexample_weights(lam, cfg.angle)
-    base = theory.counterexample_loss(W1, W2, lam)
-    g = torch.Generator().manual_seed(cfg.seed)
-    d = cfg.perturbation * torch.randn(cfg.perturbations, 4, generator=g, dtype=torch.float64)
-    change = theory.counterexample_loss(W1 + d[:, :2], W2 + d[:, 2:], lam) - base
-    end = theory.counterexample_loss(*theory.counterexample_weights(lam, 0.0), lam)
-    rows = []
-    for eps in cfg.epsilons:
-        V1, V2 = theory.counterexample_weights(lam, kind="escape", eps=eps)
-        V2 = torch.tensor([float(V2[0]), cfg.escape_sign * eps], dtype=torch.float64)
-        dl = float(theory.counterexample_loss(V1, V2, lam) - end)
-        expect = -2 * (1 - lam) * eps**2 + eps**4
-        rows.append(
-            {
-                "eps": eps,
-                "delta": dl,
-                "expected": expect,
-                "rel_error": abs(dl - expect) / abs(expect),
-            }
-        )
-    curve = []
-    for eps in np.geomspace(1e-3, 0.5, 40):
-        V1, V2 = theory.counterexample_weights(lam, kind="escape", eps=float(eps))
-        for sign in (1.0, -1.0):
-            V2s = torch.tensor([float(V2[0]), sign * float(eps)], dtype=torch.float64)
-            curve.append(
-                {
-                    "eps": float(eps),
-                    "sign": sign,
-                    "delta": float(theory.counterexample_loss(V1, V2s, lam) - end),
-                }
-            )
-    scalars = {
-        "lam": lam,
-        "family_value": fam,
-        "global_value": glob,
-        "family_error": fam_err,
-        "global_error": glob_err,
-        "perturbation_min": float(change.min()),
-        "escape_error": max((r["rel_error"] for r in rows), default=math.nan),
-    }
-    return Measurement(scalars=scalars, tables={"escape": rows, "curve": curve})
-
-
-def theory_value(pts: Points, name: str) -> float:
-    """Scalar `name` of the closed forms' point (the only point the claims read)."""
-    return float(pts.last.scalars.get(name, math.nan))
+def theory_value(pts: Points, quantity: Quantity) -> float:
+    """`quantity` at the closed forms' point (the only point the claims read)."""
+    return float(pts.last.get(quantity))
 
 
 # The claims read the closed forms' point only (`where`): a diverged GD run (report only)
@@ -157,49 +102,45 @@ def theory_value(pts: Points, name: str) -> float:
 CLOSED_FORM = Ungated(
     "closed forms of the loss at given weights: no network is trained", where={"run": "theory"}
 )
-CLAIMS = [
-    ClaimSpec(
-        "family-value",
-        "the family W_1 = W_2 = (a_1, a_2), a_1^2 + a_2^2 = 1 - lam has loss "
-        "1 + 2 lam - lam^2 = {family:.6g}: largest |error| over {n_angles} points",
-        CLOSED_FORM,
-        lambda cfg, pts: at_most(
-            theory_value(pts, "family_error"),
-            cfg.value_tol,
-            family=theory.counterexample_values(cfg.lam)[0],
-            n_angles=len(cfg.angles),
-        ),
+FAMILY_VALUE = ClaimSpec(
+    "family-value",
+    "the family W_1 = W_2 = (a_1, a_2), a_1^2 + a_2^2 = 1 - lam has loss "
+    "1 + 2 lam - lam^2 = {family:.6g}: largest |error| over {n_angles} points",
+    CLOSED_FORM,
+    lambda cfg, pts: at_most(
+        theory_value(pts, FAMILY_ERROR),
+        cfg.value_tol,
+        family=theory.counterexample_values(cfg.lam)[0],
+        n_angles=len(cfg.angles),
     ),
-    ClaimSpec(
-        "global-value",
-        "W_1 = (a, -a), W_2 = (a, a), a^2 = 1 - lam has loss 4 lam - 2 lam^2 = {glob:.6g}: |error|",
-        CLOSED_FORM,
-        lambda cfg, pts: at_most(
-            theory_value(pts, "global_error"),
-            cfg.value_tol,
-            glob=theory.counterexample_values(cfg.lam)[1],
-        ),
+)
+GLOBAL_VALUE = ClaimSpec(
+    "global-value",
+    "W_1 = (a, -a), W_2 = (a, a), a^2 = 1 - lam has loss 4 lam - 2 lam^2 = {glob:.6g}: |error|",
+    CLOSED_FORM,
+    lambda cfg, pts: at_most(
+        theory_value(pts, GLOBAL_ERROR),
+        cfg.value_tol,
+        glob=theory.counterexample_values(cfg.lam)[1],
     ),
-    ClaimSpec(
-        "family-local-min",
-        "{cfg.perturbations} random perturbations of size {cfg.perturbation:g} of the "
-        "family point at angle {cfg.angle:g}: smallest loss change",
-        CLOSED_FORM,
-        lambda cfg, pts: at_least(
-            theory_value(pts, "perturbation_min"), 0.0, tol=cfg.perturbation_tol
-        ),
+)
+FAMILY_LOCAL_MIN = ClaimSpec(
+    "family-local-min",
+    "{cfg.perturbations} random perturbations of size {cfg.perturbation:g} of the "
+    "family point at angle {cfg.angle:g}: smallest loss change",
+    CLOSED_FORM,
+    lambda cfg, pts: at_least(theory_value(pts, PERTURBATION_MIN), 0.0, tol=cfg.perturbation_tol),
+)
+ESCAPE_PATH = ClaimSpec(
+    "escape-path",
+    "the +eps path from a_2 = 0 changes the loss by -2(1 - lam) eps^2 + eps^4 "
+    "(eps = {eps}): largest relative error",
+    CLOSED_FORM,
+    lambda cfg, pts: at_most(
+        theory_value(pts, ESCAPE_ERROR), cfg.escape_tol, eps=listed(cfg.epsilons, "g")
     ),
-    ClaimSpec(
-        "escape-path",
-        "the +eps path from a_2 = 0 changes the loss by -2(1 - lam) eps^2 + eps^4 "
-        "(eps = {eps}): largest relative error",
-        CLOSED_FORM,
-        lambda cfg, pts: at_most(
-            theory_value(pts, "escape_error"), cfg.escape_tol, eps=listed(cfg.epsilons, "g")
-        ),
-        source="004 App C.1",
-    ),
-]
+    source="004 App C.1",
+)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -218,8 +159,8 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=COUNTEREXAMPLE,
+    claims=[FAMILY_VALUE, GLOBAL_VALUE, FAMILY_LOCAL_MIN, ESCAPE_PATH],
     figures=("_l2:l2_counterexample",),
     doc=__doc__ or "",
 )

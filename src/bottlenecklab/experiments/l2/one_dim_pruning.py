@@ -16,17 +16,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
-from bottlenecklab import measure as M
 from bottlenecklab.experiments._checks import at_most, outcome, unmeasured
-from bottlenecklab.experiments._spec import (
-    ClaimSpec,
-    Experiment,
-    Measurement,
-    Outcome,
-    Points,
-    Ungated,
+from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Outcome, Points, Ungated
+from bottlenecklab.experiments.l2._pruning import (
+    ALIVE_BEFORE,
+    N_TRAIN,
+    NEURONS_AFTER,
+    NEURONS_BEFORE,
+    NORM_AFTER,
+    NORM_BEFORE,
+    OUTPUT_CHANGE,
+    PRUNING,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import SineTask
@@ -52,58 +52,11 @@ class Config:
     seed: int = 0
 
 
-def measure(model: torch.nn.Module, data, cfg: Config) -> Measurement:
-    """Prune (float64 copy) and compare outputs, norms and neuron counts; tables `curve`
-    (`{"x", "before", "after"}` on the test grid) and `kinks` (pruned neurons' `{"kink",
-    "a"}`)."""
-    x = torch.as_tensor(data.x_train, dtype=torch.float64)
-    y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    net = M.float64_copy(model)
-    pruned = M.prune_one_dim(net, x)
-    with torch.no_grad():
-        pre = net.forward_path(x)[0][0]
-        a = net.weights[1][0]
-        alive = int(((pre > 0).any(dim=0) & (a != 0)).sum())
-        change = float((pruned(x) - net(x)).abs().max())
-        norm0, norm1 = float(net.param_norm_sq()), float(pruned.param_norm_sq())
-        cost = float((net(x) - y).pow(2).sum() / x.shape[0])
-    _, merged = M.merge_neurons(net, x)
-    xt = torch.as_tensor(data.x_test, dtype=torch.float64)
-    with torch.no_grad():
-        f0, f1 = net(xt)[:, 0], pruned(xt)[:, 0]
-        c, b, a1 = (
-            t.detach() for t in (pruned.weights[0][:, 0], pruned.biases[0], pruned.weights[1][0])
-        )
-    curve = [
-        {"x": float(u), "before": float(p), "after": float(q)} for u, p, q in zip(xt[:, 0], f0, f1)
-    ]
-    beta = net.cfg.bias_scale
-    kinks = [
-        {"kink": float(-beta * bb / cc) if cc != 0 else math.nan, "a": float(aa)}
-        for cc, bb, aa in zip(c, b, a1)
-    ]
-    scalars = {
-        "n_train": float(x.shape[0]),
-        "neurons_before": float(net.weights[0].shape[0]),
-        "alive_before": float(alive),
-        "neurons_after": float(pruned.weights[0].shape[0]),
-        "merged_count": float(merged[0]),
-        "output_change": change,
-        "norm_before": norm0,
-        "norm_after": norm1,
-        "train_cost": cost,
-        "loss": cost + cfg.train.lam * norm0,
-        "grad_norm": M.gradient_norm(net, x, y, cfg.train.lam),
-    }
-    return Measurement(scalars=scalars, tables={"curve": curve, "kinks": kinks})
-
-
 def at_most_4n(cfg: Config, pts: Points) -> Outcome:
     """Neurons left after pruning, at most `2 (2N - 1) <= 4N`."""
-    s = pts.last.scalars
-    N = int(s.get("n_train", cfg.task.n_train))
-    alive = s.get("alive_before", math.nan)
-    return at_most(s.get("neurons_after", math.nan), 4 * N, alive=alive, N=N)
+    p = pts.last
+    N = int(p.get(N_TRAIN, cfg.task.n_train))
+    return at_most(p.get(NEURONS_AFTER), 4 * N, alive=p.get(ALIVE_BEFORE), N=N)
 
 
 def smaller_same_outputs(cfg: Config, pts: Points) -> Outcome:
@@ -111,12 +64,11 @@ def smaller_same_outputs(cfg: Config, pts: Points) -> Outcome:
     fewer neurons, the same training outputs (`output_tol`) and `||theta||^2` not larger.
     One claim: the output and norm conditions alone hold for a pruning that removes
     nothing (lab notes, vacuity audit W1). Not measured when `n_1 <= 4N` (no premise)."""
-    s = pts.last.scalars
-    N = int(s.get("n_train", cfg.task.n_train))
-    n1, after = s.get("neurons_before", math.nan), s.get("neurons_after", math.nan)
-    change = s.get("output_change", math.nan)
-    before = s.get("norm_before", math.nan)
-    dnorm = s.get("norm_after", math.nan) - before
+    p = pts.last
+    N = int(p.get(N_TRAIN, cfg.task.n_train))
+    n1, after = p.get(NEURONS_BEFORE), p.get(NEURONS_AFTER)
+    change, before = p.get(OUTPUT_CHANGE), p.get(NORM_BEFORE)
+    dnorm = p.get(NORM_AFTER) - before
     expected = (
         f"fewer than n_1 neurons, output change <= {cfg.output_tol:g}, ||theta||^2 change <= 0"
     )
@@ -132,25 +84,23 @@ def smaller_same_outputs(cfg: Config, pts: Points) -> Outcome:
 
 # The pruning is a construction on any weights (Prop 15's proof): its claims hold for an
 # untrained net too, so no convergence certificate applies.
-CLAIMS = [
-    ClaimSpec(
-        "at-most-4N",
-        "neurons left after pruning (of {alive:g} alive; N = {N}, bound 2(2N - 1) <= 4N)",
-        Ungated("at most 2(2N - 1) active sets of a 1-D ReLU layer, for any weights"),
-        at_most_4n,
+AT_MOST_4N = ClaimSpec(
+    "at-most-4N",
+    "neurons left after pruning (of {alive:g} alive; N = {N}, bound 2(2N - 1) <= 4N)",
+    Ungated("at most 2(2N - 1) active sets of a 1-D ReLU layer, for any weights"),
+    at_most_4n,
+)
+SMALLER_SAME_OUTPUTS = ClaimSpec(
+    "smaller-same-outputs",
+    "pruning the width-{n1:g} net (n_1 > 4N = {four_n}): neurons after, largest change "
+    "of the training outputs, ||theta||^2 after minus before (before {before:.4g})",
+    Ungated(
+        "dropping inactive neurons and merging same-sign neurons with the same active "
+        "set keeps the outputs on the training points and never raises ||theta||^2, for "
+        "any weights"
     ),
-    ClaimSpec(
-        "smaller-same-outputs",
-        "pruning the width-{n1:g} net (n_1 > 4N = {four_n}): neurons after, largest change "
-        "of the training outputs, ||theta||^2 after minus before (before {before:.4g})",
-        Ungated(
-            "dropping inactive neurons and merging same-sign neurons with the same active "
-            "set keeps the outputs on the training points and never raises ||theta||^2, for "
-            "any weights"
-        ),
-        smaller_same_outputs,
-    ),
-]
+    smaller_same_outputs,
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: a narrow net, short Adam (the construction's claims hold for any weights).
@@ -172,8 +122,8 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={},
-    measure=measure,
-    claims=CLAIMS,
+    measure=PRUNING,
+    claims=[AT_MOST_4N, SMALLER_SAME_OUTPUTS],
     figures=("_l2:l2_one_dim_pruning",),
     doc=__doc__ or "",
 )

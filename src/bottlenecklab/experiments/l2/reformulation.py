@@ -14,49 +14,38 @@ network (`nets`). Expected: 7/7 pass, every margin far outside its spread. Quick
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-import torch
-
-from bottlenecklab import measure as M
 from bottlenecklab.config import ConfigError
 from bottlenecklab.experiments._checks import at_most
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
     Gate,
-    Measurement,
     Outcome,
     Points,
     Reads,
     Ungated,
 )
 from bottlenecklab.experiments.l2._common import worst
+from bottlenecklab.experiments.l2._reformulation import (
+    COV_ERROR,
+    DECAY_ERROR,
+    IDENTITIES,
+    LINEAR_ERROR,
+    NETS,
+    SPLIT_ERROR,
+    STEP_RESIDUAL,
+    Kind,
+    with_arch,
+)
+from bottlenecklab.measure import Quantity
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import Dataset, GaussianTask, OrthogonalTask
+from bottlenecklab.tasks import GaussianTask, OrthogonalTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
-Kind = Literal["random", "trained", "decay", "linear"]
-# The (beta, leaky slope) of the random, trained and decaying nets.
-ARCHS: dict[str, tuple[float, float]] = {
-    "relu": (0.0, 0.0),
-    "leaky": (0.0, 0.1),
-    "relu-bias": (1.0, 0.0),
-    "leaky-bias": (1.0, 0.1),
-}
-# The grid's networks: name -> (kind, arch). `random` trains nothing (it measures
-# `n_random` random nets of every arch); `trained-*` fit the Gaussian data (Adam, then
-# backtracking GD); `decay-*` run constant-step GD from their init; `linear` is the deep
-# linear net (L-BFGS, then the certification extension).
-NETS: dict[str, tuple[Kind, str]] = {
-    "random": ("random", "relu"),
-    **{f"trained-{a}": ("trained", a) for a in ARCHS},
-    **{f"decay-{a}": ("decay", a) for a in ARCHS},
-    "linear": ("linear", "relu"),
-}
 NO_STEPS = (PhaseConfig("sgd", 0, 1.0),)  # the `random` point: a net at its init
 
 
@@ -135,7 +124,7 @@ class Config:
         """This point's network (its arch's bias scale and slope)."""
         if self.kind == "linear":
             return self.linear
-        return _arch(self.relu, NETS[self.net][1])
+        return with_arch(self.relu, NETS[self.net][1])
 
     @property
     def train(self) -> TrainConfig:
@@ -145,91 +134,12 @@ class Config:
         return {"trained": self.fit, "decay": self.decay, "linear": self.linear_fit}[self.kind]
 
 
-def _arch(model: FCNNConfig, arch: str) -> FCNNConfig:
-    beta, slope = ARCHS[arch]
-    return dataclasses.replace(model, bias_scale=beta, slope=slope)
-
-
-def _random_net(cfg: Config, arch: str, seed: int):
-    """A random net of `arch` with non-zero biases, so that the bias column counts."""
-    net = _arch(cfg.relu, arch).build(cfg.data.d_in, cfg.data.d_out, seed=seed, dtype=torch.float64)
-    with torch.no_grad():
-        g = torch.Generator().manual_seed(seed)
-        for b in net.biases:
-            b.copy_(0.3 * torch.randn(b.shape, generator=g, dtype=torch.float64))
-    return net
-
-
-def _errors(out: dict[str, float]) -> tuple[float, float]:
-    split = abs(out["representation"] + out["null"] - out["weight"]) / abs(out["weight"])
-    cov = abs(out["covariance"] - out["representation"]) / abs(out["representation"])
-    return split, cov
-
-
-def _linear_error(lnet, X: torch.Tensor) -> float:
-    """Largest relative Frobenius error of `K_l` against `X M^{l/L} X^T` over the layers."""
-    measured, formula = M.linear_kernels(lnet, X)
-    return worst([float((K - F).norm() / F.norm()) for K, F in zip(measured, formula)])
-
-
-def _form_row(kind: str, arch: str, index: int, out: dict[str, float]) -> dict[str, Any]:
-    split, cov = _errors(out)
-    beta, slope = ARCHS[arch]
-    return {
-        "kind": kind,
-        "beta": beta,
-        "slope": slope,
-        "index": index,
-        "split_error": split,
-        "cov_error": cov,
-        "null": out["null"],
-    }
-
-
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """This point's identities (table `forms`: one row per network). Every point has the
-    same scalars (`nan` where they do not apply): `split_error`, `cov_error`, `null_min`
-    (the worst over the point's nets), `step_residual` (random nets), `decay_error`
-    (decay nets: `||W~_1||` against its init's), `linear_error` (the linear net)."""
-    X, Y = torch.as_tensor(data.x_train), torch.as_tensor(data.y_train)
-    kind, arch = NETS[cfg.net]
-    rows, steps = [], []
-    scalars = dict.fromkeys(
-        ("split_error", "cov_error", "null_min", "step_residual", "decay_error", "linear_error"),
-        math.nan,
-    )
-    if kind == "random":
-        for a_i, a in enumerate(ARCHS):
-            for i in range(cfg.n_random):
-                net = _random_net(cfg, a, cfg.seed + 100 * (a_i * cfg.n_random + i + 1))
-                rows.append(_form_row("random", a, i, M.reformulated_losses(net, X, Y, cfg.lam)))
-                steps.append(M.null_step_residual(net, X, Y, cfg.lam, cfg.step_lr))
-        scalars["step_residual"] = worst(steps)
-    elif kind == "trained":
-        rows.append(_form_row("trained", arch, 0, M.reformulated_losses(model, X, Y, cfg.fit.lam)))
-    elif kind == "decay":
-        # the same network at its initialization (run_point's seed and dtype)
-        init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
-        before, after = M.null_norms(init, X)[0], M.null_norms(model, X)[0]
-        phase = cfg.decay.phases[0]
-        expect = (1 - 2 * phase.lr * cfg.decay.lam) ** phase.steps
-        scalars["decay_error"] = abs(after / before / expect - 1) if before > 0 else math.nan
-    else:
-        scalars["linear_error"] = _linear_error(model, X)
-        scalars["linear_grad_norm"] = M.gradient_norm(model, X, Y, cfg.linear_fit.lam)
-    if rows:
-        scalars["split_error"] = worst([r["split_error"] for r in rows])
-        scalars["cov_error"] = worst([r["cov_error"] for r in rows])
-        scalars["null_min"] = min(r["null"] for r in rows)
-    return Measurement(scalars=scalars, tables={"forms": rows})
-
-
-def worst_of(kind: Kind, key: str, tol: str) -> Callable[[Config, Points], Outcome]:
+def worst_of(kind: Kind, key: Quantity, tol: str) -> Callable[[Config, Points], Outcome]:
     """A check: the worst `key` over the points of `kind` (`nan` when there is none) at
     most the config's tolerance `tol`."""
 
     def check(cfg: Config, pts: Points) -> Outcome:
-        values = [p.scalars.get(key, math.nan) for p in pts if NETS[p.point["net"]][0] == kind]
+        values = [p.get(key) for p in pts if NETS[p.point["net"]][0] == kind]
         return at_most(worst(values), getattr(cfg, tol))
 
     return check
@@ -242,55 +152,53 @@ ANY_WEIGHTS = Ungated(
 )
 ANY_REPRESENTATIONS = Ungated("||Zs^+ Z||_F^2 = Tr[K (K^s)^+] holds for any representations")
 RANDOM = {"net": "random"}
-CLAIMS = [
-    ClaimSpec(
-        "split-random",
-        "L = L^r + lam sum ||W~_l||^2 on random nets (W~ != 0): largest relative error",
-        dataclasses.replace(ANY_WEIGHTS, where=RANDOM),
-        worst_of("random", "split_error", "split_tol_random"),
-    ),
-    ClaimSpec(
-        "cov-random",
-        "L^r = L^k on random nets: largest relative error",
-        dataclasses.replace(ANY_REPRESENTATIONS, where=RANDOM),
-        worst_of("random", "cov_error", "split_tol_random"),
-    ),
-    ClaimSpec(
-        "split-trained",
-        "L = L^r + lam sum ||W~_l||^2 on trained nets: largest relative error",
-        ANY_WEIGHTS,
-        worst_of("trained", "split_error", "split_tol_trained"),
-    ),
-    ClaimSpec(
-        "cov-trained",
-        "L^r = L^k on trained nets: largest relative error",
-        ANY_REPRESENTATIONS,
-        worst_of("trained", "cov_error", "split_tol_trained"),
-    ),
-    ClaimSpec(
-        "projector-step",
-        "one GD step: W_{{t+1}} P_perp_t = (1 - 2 lr lam) W_t P_perp_t, largest relative residual",
-        Ungated("one GD step's action on W P_perp is exact at any weights", where=RANDOM),
-        worst_of("random", "step_residual", "step_tol"),
-        source="004 App B (derived)",
-    ),
-    ClaimSpec(
-        "null-decay",
-        "||W~_1|| over {cfg.decay.phases[0].steps} GD steps from the init follows "
-        "(1 - 2 lr lam)^t: largest |ratio / (1 - 2 lr lam)^t - 1|",
-        Ungated("a claim on the GD dynamics from any start (P_perp_1 fixed by X)"),
-        worst_of("decay", "decay_error", "decay_tol"),
-        source="004 App B (derived)",
-    ),
-    ClaimSpec(
-        "linear-kernels",
-        "deep linear net at a minimizer: K_l = X M^{{l/L}} X^T, largest relative error over l",
-        # a property of the minimizer, certified
-        Reads(("linear_error",), window=Config.linear_tol, where={"net": "linear"}),
-        worst_of("linear", "linear_error", "linear_tol"),
-        source="004 §3.1",
-    ),
-]
+SPLIT_RANDOM = ClaimSpec(
+    "split-random",
+    "L = L^r + lam sum ||W~_l||^2 on random nets (W~ != 0): largest relative error",
+    dataclasses.replace(ANY_WEIGHTS, where=RANDOM),
+    worst_of("random", SPLIT_ERROR, "split_tol_random"),
+)
+COV_RANDOM = ClaimSpec(
+    "cov-random",
+    "L^r = L^k on random nets: largest relative error",
+    dataclasses.replace(ANY_REPRESENTATIONS, where=RANDOM),
+    worst_of("random", COV_ERROR, "split_tol_random"),
+)
+SPLIT_TRAINED = ClaimSpec(
+    "split-trained",
+    "L = L^r + lam sum ||W~_l||^2 on trained nets: largest relative error",
+    ANY_WEIGHTS,
+    worst_of("trained", SPLIT_ERROR, "split_tol_trained"),
+)
+COV_TRAINED = ClaimSpec(
+    "cov-trained",
+    "L^r = L^k on trained nets: largest relative error",
+    ANY_REPRESENTATIONS,
+    worst_of("trained", COV_ERROR, "split_tol_trained"),
+)
+PROJECTOR_STEP = ClaimSpec(
+    "projector-step",
+    "one GD step: W_{{t+1}} P_perp_t = (1 - 2 lr lam) W_t P_perp_t, largest relative residual",
+    Ungated("one GD step's action on W P_perp is exact at any weights", where=RANDOM),
+    worst_of("random", STEP_RESIDUAL, "step_tol"),
+    source="004 App B (derived)",
+)
+NULL_DECAY = ClaimSpec(
+    "null-decay",
+    "||W~_1|| over {cfg.decay.phases[0].steps} GD steps from the init follows "
+    "(1 - 2 lr lam)^t: largest |ratio / (1 - 2 lr lam)^t - 1|",
+    Ungated("a claim on the GD dynamics from any start (P_perp_1 fixed by X)"),
+    worst_of("decay", DECAY_ERROR, "decay_tol"),
+    source="004 App B (derived)",
+)
+LINEAR_KERNELS = ClaimSpec(
+    "linear-kernels",
+    "deep linear net at a minimizer: K_l = X M^{{l/L}} X^T, largest relative error over l",
+    # a property of the minimizer, certified
+    Reads((LINEAR_ERROR,), window=Config.linear_tol, where={"net": "linear"}),
+    worst_of("linear", LINEAR_ERROR, "linear_tol"),
+    source="004 §3.1",
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: one random net per arch, short training (the trained identities still hold:
@@ -321,8 +229,16 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"net": "nets"},
-    measure=measure,
-    claims=CLAIMS,
+    measure=IDENTITIES,
+    claims=[
+        SPLIT_RANDOM,
+        COV_RANDOM,
+        SPLIT_TRAINED,
+        COV_TRAINED,
+        PROJECTOR_STEP,
+        NULL_DECAY,
+        LINEAR_KERNELS,
+    ],
     figures=("_l2:l2_reformulation",),
     doc=__doc__ or "",
 )
