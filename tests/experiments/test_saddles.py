@@ -15,6 +15,8 @@ import torch
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
 from bottlenecklab.experiments.saddle import mnist_plateaus
+from bottlenecklab.experiments.saddle import plateau_time as pt
+from bottlenecklab.experiments.saddle._common import FINAL_LOSS, LOSS0
 from bottlenecklab.experiments.saddle._common import curve as mnist_curve
 from bottlenecklab.experiments.saddle.mnist_plateaus import summary
 from bottlenecklab.measure import loss_drops
@@ -53,9 +55,9 @@ EXPECTED = {
         ("circle_best_L2", "teacher_best_L2", "circle_thm31_c", "linear_max_rel_error"),
     ),
     "saddle/plateau-time": (
-        ("slope-L3", "slope-first-L3", "tau-direction"),
+        (pt.SLOPE[3].id, pt.SLOPE_FIRST[3].id, pt.TAU_DIRECTION.id),
         ("plateau_time",),
-        ("loss0", "final_loss", "escaped"),
+        (LOSS0, FINAL_LOSS, pt.ESCAPED),
     ),
     "saddle/mnist-plateaus": (
         ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
@@ -74,8 +76,8 @@ def test_smoke_run(name, smoke_record):
     for f in figures:
         assert (out / "figures" / f"{f}.png").exists()
     point = record.points[0]
-    for key in scalars:
-        assert key in point.scalars and math.isfinite(point.scalars[key])
+    for q in scalars:
+        assert math.isfinite(point.get(q)), q
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -368,7 +370,9 @@ def _plateau_points(cfg, slopes=None, stuck=(), gap=1e-3) -> list[PointResult]:
                     }
                 )
         out.append(
-            PointResult(f"p{i}", {"run": i}, "done", "", {"loss0": 1.0}, [], [], 0, 0.0, {}, rows)
+            PointResult(
+                f"p{i}", {"run": i}, "done", "", {LOSS0.name: 1.0}, [], [], 0, 0.0, {}, rows
+            )
         )
     return out
 
@@ -376,10 +380,10 @@ def _plateau_points(cfg, slopes=None, stuck=(), gap=1e-3) -> list[PointResult]:
 @pytest.mark.parametrize(
     "claim, over",
     [
-        ("slope-L3", {"slopes": {3: -1.3}}),
-        ("slope-L4", {"slopes": {4: -1.0}}),
-        ("slope-L4", {"stuck": (4,)}),
-        ("tau-direction", {"gap": 0.05}),
+        (pt.SLOPE[3], {"slopes": {3: -1.3}}),
+        (pt.SLOPE[4], {"slopes": {4: -1.0}}),
+        (pt.SLOPE[4], {"stuck": (4,)}),
+        (pt.TAU_DIRECTION, {"gap": 0.05}),
     ],
 )
 def test_plateau_claims_fail(claim, over):
@@ -387,7 +391,7 @@ def test_plateau_claims_fail(claim, over):
     cfg = resolve_config(exp, "quick")
     assert all(c.passed for c in exp.evaluate(cfg, _plateau_points(cfg)) if c.asserted)
     bad = {c.id: c for c in exp.evaluate(cfg, _plateau_points(cfg, **over))}
-    assert not bad[claim].passed
+    assert not bad[claim.id].passed
 
 
 def test_plateau_points_train_through_the_grid():

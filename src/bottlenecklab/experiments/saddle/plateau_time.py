@@ -26,13 +26,29 @@ from bottlenecklab.experiments._checks import at_most, in_range, listed, reporte
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
+    Measure,
     Measurement,
     Outcome,
     Points,
     Ungated,
 )
-from bottlenecklab.experiments.saddle._common import curve, dynamics
-from bottlenecklab.measure import costs, direction_gaps, escape_step, loglog_slope
+from bottlenecklab.experiments.saddle._common import (
+    ENDS,
+    FINAL_LOSS,
+    LOSS0,
+    curve,
+    dynamics,
+    end_losses,
+)
+from bottlenecklab.measure import (
+    DEPTH,
+    TRAIN_COST,
+    Quantity,
+    costs,
+    direction_gaps,
+    escape_step,
+    loglog_slope,
+)
 from bottlenecklab.models import FCNNConfig, NormedFCNNConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -132,24 +148,48 @@ def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
     return {"direction": json.dumps((theta / theta.norm()).tolist())}
 
 
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """This run's depth, scale and step, `C(0)` (`loss0`, the init's training cost:
-    run_point's seed and dtype), the final loss and whether it escaped."""
+def run_measurement(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
+    """This run's depth, scale and step, `C(0)` and the final loss (float64) and whether
+    it escaped."""
     kind, L, a = cfg.plan[cfg.run]
-    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
-    loss0 = costs(init, data)["train_cost"]
-    final = costs(model, data)["train_cost"]
+    ends = end_losses(
+        model, data, cfg, lambda net, d: costs(net, d)[TRAIN_COST.name], torch.float64
+    )
     scalars = {
-        "depth": float(L),
-        "alpha": a,
-        "init_norm": a * math.sqrt(L),
-        "lr": cfg.train.phases[0].lr,
-        "tau": float(kind == "tau"),
-        "loss0": loss0,
-        "final_loss": final,
-        "escaped": float(final <= cfg.escape_frac * loss0),
+        DEPTH.name: float(L),
+        ALPHA.name: a,
+        INIT_NORM.name: a * math.sqrt(L),
+        LR.name: cfg.train.phases[0].lr,
+        TAU.name: float(kind == "tau"),
+        **ends,
+        ESCAPED.name: float(ends[FINAL_LOSS.name] <= cfg.escape_frac * ends[LOSS0.name]),
     }
     return Measurement(scalars=scalars)
+
+
+_RUN = "one run of the plan (its config)"
+ALPHA = Quantity(
+    "alpha", "the init scale alpha (paper 003, Prop 2.2)", run_measurement, _RUN, "scale"
+)
+INIT_NORM = Quantity(
+    "init_norm", "||theta_0|| = alpha sqrt(L)", run_measurement, _RUN, "parameter norm"
+)
+LR = Quantity("lr", "the GD step (c of a tau-run)", run_measurement, _RUN, "step")
+TAU = Quantity(
+    "tau",
+    "1 for a tau-time run (eta_k = c ||theta_k||^(2-L)), 0 for a slope run",
+    run_measurement,
+    _RUN,
+    "flag",
+)
+ESCAPED = Quantity(
+    "escaped",
+    "1 when the final loss is at most escape_frac C(0) (the run stopped at its escape)",
+    run_measurement,
+    "the training set, at the run's two ends",
+    "flag",
+)
+RUN = Measure(run_measurement, (DEPTH, ALPHA, INIT_NORM, LR, TAU, *ENDS, ESCAPED))
 
 
 def escapes(cfg: Config, pts: Points, L: int, frac: float) -> list[float]:
@@ -208,39 +248,38 @@ def tau_direction(cfg: Config, pts: Points) -> Outcome:
 
 
 DEPTHS = (3, 4)  # the depths of Prop 2.2's slope claims (the presets sweep a subset)
-CLAIMS = [
-    *(
-        spec
-        for L in DEPTHS
-        for spec in (
-            ClaimSpec(
-                f"slope-L{L}",
-                "L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) against "
-                "the init scale (alpha = {alphas}) is 2 - L within {cfg.slope_rtol:.0%}",
-                Ungated(dynamics("how long the first plateau lasts")),
-                slope(L),
-                when=lambda cfg, L=L: L in cfg.depths,
-            ),
-            ClaimSpec(
-                f"slope-first-L{L}",
-                "L = {L}: the same slope for the first departure, loss <= {cfg.first_frac:g} "
-                "C(0) (target 2 - L = {target:g})",
-                None,
-                slope_first(L),
-                when=lambda cfg, L=L: L in cfg.depths,
-            ),
-        )
-    ),
-    ClaimSpec(
-        "tau-direction",
-        "tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
-        "||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = {alphas} until the "
-        "first {drop:.0%} loss drop (step {until:g})",
-        Ungated(dynamics("the path of theta/||theta|| before the escape")),
-        tau_direction,
-        source="003 Sec 2.1",
-    ),
-]
+SLOPE = {
+    L: ClaimSpec(
+        f"slope-L{L}",
+        "L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) against "
+        "the init scale (alpha = {alphas}) is 2 - L within {cfg.slope_rtol:.0%}",
+        Ungated(dynamics("how long the first plateau lasts")),
+        slope(L),
+        when=lambda cfg, L=L: L in cfg.depths,
+    )
+    for L in DEPTHS
+}
+SLOPE_FIRST = {
+    L: ClaimSpec(
+        f"slope-first-L{L}",
+        "L = {L}: the same slope for the first departure, loss <= {cfg.first_frac:g} "
+        "C(0) (target 2 - L = {target:g})",
+        None,
+        slope_first(L),
+        when=lambda cfg, L=L: L in cfg.depths,
+    )
+    for L in DEPTHS
+}
+TAU_DIRECTION = ClaimSpec(
+    "tau-direction",
+    "tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
+    "||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = {alphas} until the "
+    "first {drop:.0%} loss drop (step {until:g})",
+    Ungated(dynamics("the path of theta/||theta|| before the escape")),
+    tau_direction,
+    source="003 Sec 2.1",
+)
+CLAIMS = [*(c for L in DEPTHS for c in (SLOPE[L], SLOPE_FIRST[L])), TAU_DIRECTION]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -271,7 +310,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
-    measure=measure,
+    measure=RUN,
     claims=CLAIMS,
     figures=("_saddles:plateau_time",),
     doc=__doc__ or "",
