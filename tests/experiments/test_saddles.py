@@ -14,6 +14,7 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.saddle import escape_vs_depth as evd
 from bottlenecklab.experiments.saddle import mnist_plateaus
 from bottlenecklab.experiments.saddle import plateau_time as pt
 from bottlenecklab.experiments.saddle._common import FINAL_LOSS, LOSS0
@@ -41,18 +42,14 @@ EXPECTED = {
         ("width1_grid", "construction", "sigma1_GX", "eq6_error", "ratio_W1_best"),
     ),
     "saddle/escape-vs-depth": (
-        (
-            "circle-monotone",
-            "circle-monotone-warm",
-            "teacher-monotone",
-            "teacher-monotone-warm",
-            "circle-depth2",
-            "circle-depth3",
-            "prop34",
-            "linear-baseline",
-        ),
+        tuple(c.id for c in evd.CLAIMS),
         ("escape_vs_depth",),
-        ("circle_best_L2", "teacher_best_L2", "circle_thm31_c", "linear_max_rel_error"),
+        (
+            evd.SPEED["circle", "best"].at(2),
+            evd.SPEED["teacher", "best"].at(2),
+            evd.THM31_C["circle"],
+            evd.LINEAR_ERROR,
+        ),
     ),
     "saddle/plateau-time": (
         (pt.SLOPE[3].id, pt.SLOPE_FIRST[3].id, pt.TAU_DIRECTION.id),
@@ -98,8 +95,10 @@ def _result(scalars, tables=None) -> PointResult:
     return PointResult("p", {}, "done", "", scalars, [], [], 0, 0.0, tables or {})
 
 
-def _with(result: PointResult, **changes) -> PointResult:
-    return dataclasses.replace(result, scalars={**result.scalars, **changes})
+def _with(result: PointResult, changes=None, **named) -> PointResult:
+    """`result` with `changes` (quantity -> value) and `named` scalars changed."""
+    by_name = {str(q): v for q, v in (changes or {}).items()}
+    return dataclasses.replace(result, scalars={**result.scalars, **by_name, **named})
 
 
 def _circle_good(cfg):
@@ -271,11 +270,11 @@ def test_adjacent_z_is_the_two_proportion_z():
 
 
 def _depth_good(cfg):
-    s = {"linear_max_rel_error": 1e-6}
+    s = {evd.LINEAR_ERROR.name: 1e-6}
     for p, base in (("circle", math.sqrt(2) - 1), ("teacher", 1.0)):
         for i, L in enumerate(cfg.depths):
-            s[f"{p}_best_L{L}"] = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
-            s[f"{p}_cold_L{L}"] = s[f"{p}_best_L{L}"]
+            best = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
+            s[evd.SPEED[p, "best"].at(L).name] = s[evd.SPEED[p, "cold"].at(L).name] = best
     speeds = [{"prop34_lhs": 0.5, "prop34_rhs": 1.0}]
     return _result(s, {"speeds": speeds})
 
@@ -283,11 +282,11 @@ def _depth_good(cfg):
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("circle-monotone", {"circle_cold_L5": 0.45}),
-        ("teacher-monotone", {"teacher_cold_L8": 0.9}),
-        ("circle-depth2", {"circle_best_L2": 0.40}),
-        ("circle-depth3", {"circle_best_L3": 0.45}),
-        ("linear-baseline", {"linear_max_rel_error": 1e-3}),
+        (evd.MONOTONE["circle"], {evd.SPEED["circle", "cold"].at(5): 0.45}),
+        (evd.MONOTONE["teacher"], {evd.SPEED["teacher", "cold"].at(8): 0.9}),
+        (evd.CIRCLE_DEPTH2, {evd.SPEED["circle", "best"].at(2): 0.40}),
+        (evd.CIRCLE_DEPTH3, {evd.SPEED["circle", "best"].at(3): 0.45}),
+        (evd.LINEAR_BASELINE, {evd.LINEAR_ERROR: 1e-3}),
     ],
 )
 def test_depth_claims_fail(claim, change):
@@ -295,19 +294,19 @@ def test_depth_claims_fail(claim, change):
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
     assert all(c.passed for c in exp.evaluate(cfg, [good]))
-    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, **change)])}
-    assert not bad[claim].passed
+    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, change)])}
+    assert not bad[claim.id].passed
 
 
 def test_depth_prop34_claim_fails():
     exp = get("saddle/escape-vs-depth")
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
-    ok = {c.id: c for c in exp.evaluate(cfg, [good])}["prop34"]
+    ok = {c.id: c for c in exp.evaluate(cfg, [good])}[evd.PROP34.id]
     assert ok.passed and ok.measured == 0.5 and ok.margin_scale == "decades"
     assert "0.5 nats = 0.217 decades" in ok.statement  # the slack beside the pass
     bad = dataclasses.replace(good, tables={"speeds": [{"prop34_lhs": 2.0, "prop34_rhs": 1.0}]})
-    assert not {c.id: c for c in exp.evaluate(cfg, [bad])}["prop34"].passed
+    assert not {c.id: c for c in exp.evaluate(cfg, [bad])}[evd.PROP34.id].passed
 
 
 def test_monotone_reads_cold_starts_only():
@@ -320,18 +319,21 @@ def test_monotone_reads_cold_starts_only():
     good = _depth_good(cfg)
     warm = (0.056, 0.397, 0.404, 0.404, 0.404, 0.404, 0.404)
     cold = (0.056, 0.026, 0.005, 0.001, 0.0, 0.0, 0.0)
+    best, cold_q = evd.SPEED["circle", "best"], evd.SPEED["circle", "cold"]
     untrained = _with(
         good,
-        **{f"circle_best_L{L}": v for L, v in zip(cfg.depths, warm)},
-        **{f"circle_cold_L{L}": v for L, v in zip(cfg.depths, cold)},
+        {
+            **{best.at(L): v for L, v in zip(cfg.depths, warm)},
+            **{cold_q.at(L): v for L, v in zip(cfg.depths, cold)},
+        },
     )
     claims = {c.id: c for c in exp.evaluate(cfg, [untrained])}
-    assert not claims["circle-monotone"].passed and claims["circle-monotone"].asserted
-    assert not claims["circle-monotone-warm"].asserted
-    assert claims["circle-monotone-warm"].measured == pytest.approx(0.0)
+    mono, warm_claim = claims[evd.MONOTONE["circle"].id], claims[evd.MONOTONE_WARM["circle"].id]
+    assert not mono.passed and mono.asserted
+    assert not warm_claim.asserted and warm_claim.measured == pytest.approx(0.0)
     # A cold curve that is monotone passes, whatever the warm one says.
-    cold_up = _with(good, **{f"circle_best_L{L}": 0.1 for L in cfg.depths})
-    assert {c.id: c for c in exp.evaluate(cfg, [cold_up])}["circle-monotone"].passed
+    cold_up = _with(good, {best.at(L): 0.1 for L in cfg.depths})
+    assert {c.id: c for c in exp.evaluate(cfg, [cold_up])}[evd.MONOTONE["circle"].id].passed
 
 
 def test_cli_smoke_run(tmp_path):

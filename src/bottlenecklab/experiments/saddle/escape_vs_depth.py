@@ -32,13 +32,14 @@ from bottlenecklab.experiments._checks import (
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
+    Measure,
     Measurement,
     Outcome,
     Points,
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
-from bottlenecklab.measure import loglog_slope
+from bottlenecklab.measure import Quantity, loglog_slope
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.theory import (
     circle_inputs,
@@ -88,7 +89,7 @@ def _problems(cfg: Config) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     return {"circle": circle_inputs(), "teacher": (X, cost_gradient_at_zero(Y, "mse"))}
 
 
-def measure(model: None, data: None, cfg: Config) -> Measurement:
+def escape_measurement(model: None, data: None, cfg: Config) -> Measurement:
     """Cold and warm escape directions per depth, Prop 3.4 per restart, the layer profile
     of the best deepest direction, the linear baseline."""
     rows: list[dict[str, Any]] = []
@@ -124,15 +125,15 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
                             "prop34_rhs": float(rhs[r]),
                         }
                     )
-                scalars[f"{name}_{start}_L{L}"] = float(res.speed.max())
+                scalars[SPEED[name, start].at(L).name] = float(res.speed.max())
                 if float(res.speed.max()) > best_L:
                     best_L = float(res.speed.max())
                     best_res = res
-            scalars[f"{name}_best_L{L}"] = best_L
+            scalars[SPEED[name, "best"].at(L).name] = best_L
             prev = best_res.weights
             best_w, best_s = [W[best_res.best()] for W in best_res.weights], best_L
         c = escape_low_rank_constant(X, G, best_s)
-        scalars[f"{name}_thm31_c"] = c
+        scalars[THM31_C[name].name] = c
         prof = layer_profile(X, best_w, cfg.floor)
         for row in prof:
             row.update({"problem": name, "bound": escape_low_rank_bound(int(row["layer"]), c)})
@@ -141,10 +142,10 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
         fit_layers = [r for r in prof if r["layer"] < L or G.shape[1] > 1]  # W_L: 1 x n
         fit_layers = [r for r in fit_layers if r["layer"] > 1]  # W_1: rank <= d_in
         ls = [r["layer"] for r in fit_layers]
-        scalars[f"{name}_tail_W_exponent"] = loglog_slope(ls, [r["tail_W"] for r in fit_layers])
-        scalars[f"{name}_ratio_W_exponent"] = loglog_slope(ls, [r["ratio_W"] for r in fit_layers])
+        scalars[TAIL_W[name].name] = loglog_slope(ls, [r["tail_W"] for r in fit_layers])
+        scalars[RATIO_W[name].name] = loglog_slope(ls, [r["ratio_W"] for r in fit_layers])
         hid = [r for r in prof if r["layer"] < L]
-        scalars[f"{name}_tail_Z_exponent"] = loglog_slope(
+        scalars[TAIL_Z[name].name] = loglog_slope(
             [r["layer"] for r in hid], [r["tail_Z"] for r in hid]
         )
     X, G = _problems(cfg)["teacher"]
@@ -168,7 +169,7 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
                 "closed_form": linear_escape_speed(X, G, L),
             }
         )
-    scalars["linear_max_rel_error"] = max(
+    scalars[LINEAR_ERROR.name] = max(
         abs(r["solver"] - r["closed_form"]) / r["closed_form"] for r in linear
     )
     return Measurement(
@@ -176,9 +177,69 @@ def measure(model: None, data: None, cfg: Config) -> Measurement:
     )
 
 
-def speed(pts: Points, key: str) -> float:
-    """Scalar `key` of the run's one point (`nan` when absent)."""
-    return float(pts.last.scalars.get(key, math.nan))
+_SOLVED = "escape directions of projected GD on the sphere, every restart"
+SPEED = {
+    (p, start): Quantity(
+        f"{p}_{start}_L",
+        f"{p}: the best escape speed s*(L) over the {start} restarts of depth L (paper 003, "
+        "Prop 3.2)" + (", cold and warm together" if start == "best" else ""),
+        function=escape_measurement,
+        over=_SOLVED + f" ({start}) of the {p} problem",
+        units="speed",
+        shape="per depth",
+    )
+    for p in PROBLEMS
+    for start in ("cold", "warm", "best")
+}
+_PROFILE = "the layers of the best deepest escape direction of the {} problem"
+THM31_C = {
+    p: Quantity(
+        f"{p}_thm31_c",
+        f"{p}: the constant c of Thm 3.1's low-rank bound at the best deepest speed (003)",
+        escape_measurement,
+        _PROFILE.format(p),
+        "bound constant",
+    )
+    for p in PROBLEMS
+}
+TAIL_W, RATIO_W, TAIL_Z = (
+    {
+        p: Quantity(
+            f"{p}_{what}_exponent",
+            f"{p}: log-log slope of the layer profile's {what} against the layer l (reported "
+            "beside Thm 3.1)",
+            escape_measurement,
+            _PROFILE.format(p),
+            "exponent",
+        )
+        for p in PROBLEMS
+    }
+    for what in ("tail_W", "ratio_W", "tail_Z")
+)
+LINEAR_ERROR = Quantity(
+    "linear_max_rel_error",
+    "largest relative error of the deep linear solver's speed against sigma_1(G^T X) "
+    "(derived in the spec from 003)",
+    escape_measurement,
+    "the teacher problem, linear networks of the linear depths",
+    "relative",
+)
+ESCAPES = Measure(
+    escape_measurement,
+    (
+        *SPEED.values(),
+        *THM31_C.values(),
+        *TAIL_W.values(),
+        *RATIO_W.values(),
+        *TAIL_Z.values(),
+        LINEAR_ERROR,
+    ),
+)
+
+
+def speed(pts: Points, quantity: Quantity) -> float:
+    """`quantity` at the run's one point (`nan` when absent)."""
+    return float(pts.last.get(quantity))
 
 
 def monotone(problem: str, start: str):
@@ -188,7 +249,7 @@ def monotone(problem: str, start: str):
     untrained too, lab notes' vacuity audit V11)."""
 
     def check(cfg: Config, pts: Points) -> Outcome:
-        best = [speed(pts, f"{problem}_{start}_L{L}") for L in cfg.depths]
+        best = [speed(pts, SPEED[problem, start].at(L)) for L in cfg.depths]
         depths = listed(cfg.depths, "d")
         if start == "cold":
             return non_decreasing(best, cfg.trend_tol, depths=depths)
@@ -221,67 +282,72 @@ WARM = (
     "smallest step between consecutive depths (the builder keeps depth L - 1's speed: "
     "non-decreasing by construction, up to the solver's last steps)"
 )
+MONOTONE = {
+    p: ClaimSpec(
+        f"{p}-monotone",
+        COLD.replace("{p}", p),
+        Ungated(SOLVER + " Prop 3.2 is read on independent (cold) starts."),
+        monotone(p, "cold"),
+        source="003 Prop 3.2",
+    )
+    for p in PROBLEMS
+}
+MONOTONE_WARM = {
+    p: ClaimSpec(
+        f"{p}-monotone-warm",
+        WARM.replace("{p}", p),
+        None,
+        monotone(p, "best"),
+        source="003 Prop 3.2",
+    )
+    for p in PROBLEMS
+}
+CIRCLE_DEPTH2 = ClaimSpec(
+    "circle-depth2",
+    "circle s*(2)",
+    Ungated(SOLVER),
+    lambda cfg, pts: in_range(
+        speed(pts, SPEED["circle", "best"].at(2)), RANK1 - cfg.optimum_tol, RANK1 + cfg.optimum_tol
+    ),
+    source="003 Example 1",
+)
+CIRCLE_DEPTH3 = ClaimSpec(
+    "circle-depth3",
+    "circle s*(3)",
+    Ungated(SOLVER),
+    lambda cfg, pts: at_least(speed(pts, SPEED["circle", "best"].at(3)), 0.5, tol=cfg.optimum_tol),
+    source="003 Example 1",
+)
+PROP34 = ClaimSpec(
+    "prop34",
+    "2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2), smallest over {n} "
+    "restarts (every depth, cold and warm, both problems): the tightest slack, {slack:.3g} "
+    "nats = {dec:.3g} decades (a factor {factor:.3g} on the bound)",
+    Ungated(
+        "an inequality that holds at every theta on the sphere with L_0 < 0 (checked on "
+        "every restart, converged or not): no critical point is needed"
+    ),
+    prop34,
+    source="003 Prop 3.4",
+)
+LINEAR_BASELINE = ClaimSpec(
+    "linear-baseline",
+    "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, largest "
+    "relative error over L = {depths}",
+    Ungated(SOLVER + " Here the closed form sigma_1(G^T X) is the check."),
+    lambda cfg, pts: at_most(
+        speed(pts, LINEAR_ERROR),
+        cfg.linear_rtol,
+        depths=listed(cfg.linear_depths, "d"),
+    ),
+    source="003 (derived in the spec)",
+)
 CLAIMS = [
-    *(
-        spec
-        for p in PROBLEMS
-        for spec in (
-            ClaimSpec(
-                f"{p}-monotone",
-                COLD.replace("{p}", p),
-                Ungated(SOLVER + " Prop 3.2 is read on independent (cold) starts."),
-                monotone(p, "cold"),
-                source="003 Prop 3.2",
-            ),
-            ClaimSpec(
-                f"{p}-monotone-warm",
-                WARM.replace("{p}", p),
-                None,
-                monotone(p, "best"),
-                source="003 Prop 3.2",
-            ),
-        )
-    ),
-    ClaimSpec(
-        "circle-depth2",
-        "circle s*(2)",
-        Ungated(SOLVER),
-        lambda cfg, pts: in_range(
-            speed(pts, "circle_best_L2"), RANK1 - cfg.optimum_tol, RANK1 + cfg.optimum_tol
-        ),
-        source="003 Example 1",
-    ),
-    ClaimSpec(
-        "circle-depth3",
-        "circle s*(3)",
-        Ungated(SOLVER),
-        lambda cfg, pts: at_least(speed(pts, "circle_best_L3"), 0.5, tol=cfg.optimum_tol),
-        source="003 Example 1",
-    ),
-    ClaimSpec(
-        "prop34",
-        "2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2), smallest over {n} "
-        "restarts (every depth, cold and warm, both problems): the tightest slack, {slack:.3g} "
-        "nats = {dec:.3g} decades (a factor {factor:.3g} on the bound)",
-        Ungated(
-            "an inequality that holds at every theta on the sphere with L_0 < 0 (checked on "
-            "every restart, converged or not): no critical point is needed"
-        ),
-        prop34,
-        source="003 Prop 3.4",
-    ),
-    ClaimSpec(
-        "linear-baseline",
-        "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, largest "
-        "relative error over L = {depths}",
-        Ungated(SOLVER + " Here the closed form sigma_1(G^T X) is the check."),
-        lambda cfg, pts: at_most(
-            speed(pts, "linear_max_rel_error"),
-            cfg.linear_rtol,
-            depths=listed(cfg.linear_depths, "d"),
-        ),
-        source="003 (derived in the spec)",
-    ),
+    *(c for p in PROBLEMS for c in (MONOTONE[p], MONOTONE_WARM[p])),
+    CIRCLE_DEPTH2,
+    CIRCLE_DEPTH3,
+    PROP34,
+    LINEAR_BASELINE,
 ]
 
 
@@ -309,7 +375,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=ESCAPES,
     claims=CLAIMS,
     figures=("_saddles:escape_vs_depth",),
     trains=False,
