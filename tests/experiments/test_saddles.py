@@ -16,11 +16,12 @@ from bottlenecklab.experiments import PointResult, get, resolve_config, run_expe
 from bottlenecklab.experiments._verdicts import judge
 from bottlenecklab.experiments.saddle import escape_vs_depth as evd
 from bottlenecklab.experiments.saddle import mnist_plateaus
+from bottlenecklab.experiments.saddle import mnist_plateaus as mp
 from bottlenecklab.experiments.saddle import plateau_time as pt
 from bottlenecklab.experiments.saddle._common import FINAL_LOSS, LOSS0
 from bottlenecklab.experiments.saddle._common import curve as mnist_curve
 from bottlenecklab.experiments.saddle.mnist_plateaus import summary
-from bottlenecklab.measure import loss_drops
+from bottlenecklab.measure import DEPTH, loss_drops
 from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
@@ -57,9 +58,9 @@ EXPECTED = {
         (LOSS0, FINAL_LOSS, pt.ESCAPED),
     ),
     "saddle/mnist-plateaus": (
-        ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
+        tuple(c.id for c in mp.CLAIMS),
         ("mnist_plateaus",),
-        ("depth", "loss0", "final_loss"),
+        (DEPTH, LOSS0, FINAL_LOSS),
     ),
 }
 
@@ -415,40 +416,41 @@ def test_plateau_points_train_through_the_grid():
 
 def _mnist_good():
     return {
-        "loss0_minus_ln10": 1e-5,
-        "drops_L6": 2.0,
-        "snapshot_step": 1000.0,
-        "gap_min_l2": 5.0,
-        "gap_mean_deep": 20.0,
-        "gap_mean_shallow": 6.0,
-        "ratio_mean_snapshot": 0.1,
-        "ratio_mean_end": 0.4,
-        "final_loss_L6": 0.2,
+        mp.LOSS0_MINUS_LN10: 1e-5,
+        mp.DROPS.at(6): 2.0,
+        mp.SNAPSHOT_STEP: 1000.0,
+        mp.GAP_MIN_L2: 5.0,
+        mp.GAP_MEAN_DEEP: 20.0,
+        mp.GAP_MEAN_SHALLOW: 6.0,
+        mp.RATIO_MEAN_SNAPSHOT: 0.1,
+        mp.RATIO_MEAN_END: 0.4,
+        mp.LAST_LOSS.at(6): 0.2,
     }
 
 
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("initial-loss", {"loss0_minus_ln10": 0.01}),
-        ("two-drops", {"drops_L6": 1.0}),
-        ("dominant-value", {"gap_min_l2": 2.0}),
-        ("deeper-more-low-rank", {"gap_mean_deep": 5.0}),
-        ("rank-grows", {"ratio_mean_end": 0.15}),
-        ("rank-grows", {"final_loss_L6": 2.3}),  # "at the end" is past the saddles
-        ("rank-grows", {"snapshot_step": float("nan")}),
+        (mp.INITIAL_LOSS, {mp.LOSS0_MINUS_LN10: 0.01}),
+        (mp.TWO_DROPS, {mp.DROPS.at(6): 1.0}),
+        (mp.DOMINANT_VALUE, {mp.GAP_MIN_L2: 2.0}),
+        (mp.DEEPER_MORE_LOW_RANK, {mp.GAP_MEAN_DEEP: 5.0}),
+        (mp.RANK_GROWS, {mp.RATIO_MEAN_END: 0.15}),
+        (mp.RANK_GROWS, {mp.LAST_LOSS.at(6): 2.3}),  # "at the end" is past the saddles
+        (mp.RANK_GROWS, {mp.SNAPSHOT_STEP: float("nan")}),
     ],
 )
 def test_mnist_claims_fail(claim, change, monkeypatch):
     cfg = resolve_config(get("saddle/mnist-plateaus"), "quick")
 
     def judged(scalars):  # the claims on a log whose `summary` gives `scalars`
-        monkeypatch.setattr(mnist_plateaus, "summary", lambda c, pts: {"scalars": scalars})
+        by_name = {q.name: v for q, v in scalars.items()}
+        monkeypatch.setattr(mnist_plateaus, "summary", lambda c, pts: {"scalars": by_name})
         return get("saddle/mnist-plateaus").evaluate(cfg, [_result({})])
 
     assert all(c.passed for c in judged(_mnist_good()))
     bad = {c.id: c for c in judged({**_mnist_good(), **change})}
-    assert not bad[claim].passed
+    assert not bad[claim.id].passed
 
 
 def _mnist_point(cfg, run, loss, gaps):
@@ -459,7 +461,7 @@ def _mnist_point(cfg, run, loss, gaps):
     for t in range(cfg.log_every, steps + 1, cfg.log_every):
         sv = "" if t % cfg.svd_every else json.dumps([[g**-i for i in range(4)] for g in gaps(t)])
         rows.append({"run": run, "step": t, "loss": loss(t), "singular": sv})
-    scalars = {"depth": float(depth), "loss0": loss(0), "final_loss": loss(steps)}
+    scalars = {DEPTH.name: float(depth), LOSS0.name: loss(0), FINAL_LOSS.name: loss(steps)}
     return PointResult(f"p{run}", {"run": run}, "done", "", scalars, [], [], steps, 0.0, {}, rows)
 
 
@@ -485,10 +487,11 @@ def test_mnist_claims_read_the_points_logs():
     claims = judge(exp, cfg, exp.evaluate(cfg, points), points)
     assert all(c.state == "passed" for c in claims), claims
     s = summary(cfg, points)["scalars"]
-    assert 30e3 <= s["snapshot_step"] <= 50e3 and s["snapshot_step"] % cfg.svd_every == 0
-    assert s["drops_L6"] == 2 and s["drops_L4"] == 1  # the depth-4 run ends at 20k
-    assert s["gap_min_l2"] == 5.0
-    factor = s["ratio_mean_end"] / s["ratio_mean_snapshot"]
+    snap = mp.read(s, mp.SNAPSHOT_STEP)
+    assert 30e3 <= snap <= 50e3 and snap % cfg.svd_every == 0
+    assert mp.read(s, mp.DROPS.at(6)) == 2 and mp.read(s, mp.DROPS.at(4)) == 1  # 4 ends at 20k
+    assert mp.read(s, mp.GAP_MIN_L2) == 5.0
+    factor = mp.read(s, mp.RATIO_MEAN_END) / mp.read(s, mp.RATIO_MEAN_SNAPSHOT)
     assert factor == pytest.approx(0.5 / ((2 / 5 + 3 / 8) / 5))
 
 
@@ -503,9 +506,9 @@ def test_mnist_claims_fail_on_an_untrained_curve():
 
     flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
-    assert claims["initial-loss"].state == "passed"
-    dynamics = ("two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows")
-    assert all(claims[i].state in ("failed", "not-measured") for i in dynamics)
+    assert claims[mp.INITIAL_LOSS.id].state == "passed"
+    dynamics = (mp.TWO_DROPS, mp.DOMINANT_VALUE, mp.DEEPER_MORE_LOW_RANK, mp.RANK_GROWS)
+    assert all(claims[c.id].state in ("failed", "not-measured") for c in dynamics)
 
 
 def _noisy(loss, sd, seed):
@@ -528,11 +531,11 @@ def test_two_drops_fails_on_a_noisy_plateau(seed, sd):
     flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
     t, curve = mnist_curve(flat[0])
     assert len(loss_drops(t, curve, rise=cfg.drop_rise, fall=cfg.drop_fall)["drops"]) >= 10
-    assert summary(cfg, flat)["scalars"]["drops_L6"] == 0
+    assert mp.read(summary(cfg, flat)["scalars"], mp.DROPS.at(6)) == 0
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
-    assert claims["two-drops"].state == "failed"
-    assert claims["dominant-value"].state == "not-measured"
-    assert claims["deeper-more-low-rank"].state == "not-measured"
+    assert claims[mp.TWO_DROPS.id].state == "failed"
+    assert claims[mp.DOMINANT_VALUE.id].state == "not-measured"
+    assert claims[mp.DEEPER_MORE_LOW_RANK.id].state == "not-measured"
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -555,11 +558,11 @@ def test_two_drops_counts_two_real_drops_under_noise(seed):
 
     points = [_mnist_point(cfg, 0, _noisy(staircase, 1e-2, seed), gaps)]
     s = summary(cfg, points)["scalars"]
-    assert s["drops_L6"] == 2 and 30e3 <= s["snapshot_step"] <= 50e3
+    assert mp.read(s, mp.DROPS.at(6)) == 2 and 30e3 <= mp.read(s, mp.SNAPSHOT_STEP) <= 50e3
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
-    assert claims["two-drops"].state == "passed"
-    assert claims["dominant-value"].state == "passed"
-    assert claims["deeper-more-low-rank"].state == "passed"
+    assert claims[mp.TWO_DROPS.id].state == "passed"
+    assert claims[mp.DOMINANT_VALUE.id].state == "passed"
+    assert claims[mp.DEEPER_MORE_LOW_RANK.id].state == "passed"
 
 
 def test_mnist_points_train_through_the_grid():
@@ -643,8 +646,8 @@ def test_mnist_paper_preset_runs_on_idx_files(tmp_path, monkeypatch, how):
     record = run_experiment(exp, cfg, tmp_path / "run", preset="paper", progress=False)
     six, four = record.points
     assert six.status == four.status == "done", six.message + four.message
-    assert abs(six.scalars["loss0"] - math.log(10)) < 1e-3
-    assert (six.scalars["depth"], four.scalars["depth"]) == (6, 4)
+    assert abs(six.value(LOSS0) - math.log(10)) < 1e-3
+    assert (six.value(DEPTH), four.value(DEPTH)) == (6, 4)
     assert [m["step"] for m in four.metrics] == [5, 10] and six.metrics[-1]["step"] == 20
     traced = [json.loads(m["singular"]) for m in six.metrics if m["singular"]]
     assert [m["step"] for m in six.metrics if m["singular"]] == [10, 20]
@@ -659,5 +662,5 @@ def test_plateau_smoke_traces_the_tau_runs(smoke_record):
         kind = cfg.plan[p.point["run"]][0]
         traced = [m.get("direction") is not None for m in p.metrics]
         assert traced and all(t == (kind == "tau") for t in traced)
-        if kind == "slope" and p.scalars["escaped"]:
+        if kind == "slope" and p.value(pt.ESCAPED):
             assert p.steps == max(m["step"] for m in p.metrics) < cfg.max_steps

@@ -10,7 +10,7 @@ import numpy as np
 
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.experiments.saddle._common import LOSS0, curve
-from bottlenecklab.experiments.saddle.mnist_plateaus import summary
+from bottlenecklab.experiments.saddle.mnist_plateaus import SNAPSHOT_STEP, read, summary
 from bottlenecklab.experiments.saddle.plateau_time import ALPHA, TAU
 from bottlenecklab.measure import DEPTH, direction_gaps, escape_step
 from bottlenecklab.report._style import plt, save
@@ -180,7 +180,7 @@ def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
     if not depths:
         return []
     L = record.config.depth
-    snap = got["scalars"].get("snapshot_step", math.nan)
+    snap = read(got["scalars"], SNAPSHOT_STEP)
     steps6 = sorted(spectra)
     snaps = [s for s in (snap, steps6[-1] if steps6 else math.nan) if np.isfinite(s)]
     fig = plt.figure(figsize=(11, 6))
