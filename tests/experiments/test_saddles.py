@@ -14,6 +14,7 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.saddle import circle_escape as ce
 from bottlenecklab.experiments.saddle import escape_vs_depth as evd
 from bottlenecklab.experiments.saddle import mnist_plateaus
 from bottlenecklab.experiments.saddle import mnist_plateaus as mp
@@ -26,21 +27,9 @@ from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
     "saddle/circle-escape": (
-        (
-            "width1-optimum",
-            "construction-half",
-            "best-at-largest-width",
-            "fraction-rises",
-            "fraction-adjacent-z",
-            "fraction-at-largest-width",
-            "fraction-estimate",
-            "eq6",
-            "eq6-extremes",
-            "rank2-first-layer",
-            "rank1-second-layer",
-        ),
+        tuple(c.id for c in ce.CLAIMS),
         ("circle_escape",),
-        ("width1_grid", "construction", "sigma1_GX", "eq6_error", "ratio_W1_best"),
+        (ce.WIDTH1_GRID, ce.CONSTRUCTION, ce.SIGMA1_GX, ce.EQ6_ERROR, ce.RATIO_W1_BEST),
     ),
     "saddle/escape-vs-depth": (
         tuple(c.id for c in evd.CLAIMS),
@@ -96,26 +85,25 @@ def _result(scalars, tables=None) -> PointResult:
     return PointResult("p", {}, "done", "", scalars, [], [], 0, 0.0, tables or {})
 
 
-def _with(result: PointResult, changes=None, **named) -> PointResult:
-    """`result` with `changes` (quantity -> value) and `named` scalars changed."""
-    by_name = {str(q): v for q, v in (changes or {}).items()}
-    return dataclasses.replace(result, scalars={**result.scalars, **by_name, **named})
+def _with(result: PointResult, changes) -> PointResult:
+    """`result` with the scalars of `changes` (quantity -> value) changed."""
+    by_name = {q.name: v for q, v in changes.items()}
+    return dataclasses.replace(result, scalars={**result.scalars, **by_name})
 
 
 def _circle_good(cfg):
     s = {
-        "width1_grid": math.sqrt(2) - 1,
-        "best_w1": math.sqrt(2) - 1,
-        "construction": 0.5,
-        "eq6_error": 1e-16,
-        "eq6_quarter_error": 1e-16,
-        "eq6_pi8": 1e-17,
-        "ratio_W1_best": 1.0,
-        "ratio_W2_best": 1e-10,
+        ce.WIDTH1_GRID.name: math.sqrt(2) - 1,
+        ce.CONSTRUCTION.name: 0.5,
+        ce.EQ6_ERROR.name: 1e-16,
+        ce.EQ6_QUARTER_ERROR.name: 1e-16,
+        ce.EQ6_PI8.name: 1e-17,
+        ce.RATIO_W1_BEST.name: 1.0,
+        ce.RATIO_W2_BEST.name: 1e-10,
     }
     for i, w in enumerate(cfg.widths):
-        s[f"best_w{w}"] = 0.5 if w > 1 else math.sqrt(2) - 1
-        s[f"fraction_w{w}"] = 0.9 * i / (len(cfg.widths) - 1)
+        s[ce.BEST.at(w).name] = 0.5 if w > 1 else math.sqrt(2) - 1
+        s[ce.FRACTION.at(w).name] = 0.9 * i / (len(cfg.widths) - 1)
     top = cfg.widths[-1]
     rows = [{"width": top, "restart": 0, "speed": 0.5, "ratio_W1": 1.0}]
     rows += [{"width": top, "restart": 1, "speed": 0.45, "ratio_W1": 0.1}]  # not at 1/2
@@ -129,15 +117,15 @@ def _with_restarts(result: PointResult, *rows) -> PointResult:
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("width1-optimum", {"width1_grid": 0.40}),
-        ("width1-optimum", {"best_w1": 0.40}),
-        ("construction-half", {"construction": 0.5 - 1e-9}),
-        ("best-at-largest-width", {"best_w64": 0.45}),
-        ("fraction-rises", {f"fraction_w{w}": 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
-        ("fraction-at-largest-width", {"fraction_w64": 58 / 128}),
-        ("eq6", {"eq6_error": 1e-6}),
-        ("eq6-extremes", {"eq6_pi8": 1e-3}),
-        ("rank1-second-layer", {"ratio_W2_best": 0.3}),
+        (ce.WIDTH1_OPTIMUM, {ce.WIDTH1_GRID: 0.40}),
+        (ce.WIDTH1_OPTIMUM, {ce.BEST.at(1): 0.40}),
+        (ce.CONSTRUCTION_HALF, {ce.CONSTRUCTION: 0.5 - 1e-9}),
+        (ce.BEST_AT_LARGEST_WIDTH, {ce.BEST.at(64): 0.45}),
+        (ce.FRACTION_RISES, {ce.FRACTION.at(w): 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
+        (ce.FRACTION_AT_LARGEST_WIDTH, {ce.FRACTION.at(64): 58 / 128}),
+        (ce.EQ6_CLAIM, {ce.EQ6_ERROR: 1e-6}),
+        (ce.EQ6_EXTREMES, {ce.EQ6_PI8: 1e-3}),
+        (ce.RANK1_SECOND_LAYER, {ce.RATIO_W2_BEST: 0.3}),
     ],
 )
 def test_circle_claims_fail(claim, change):
@@ -145,8 +133,8 @@ def test_circle_claims_fail(claim, change):
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
     assert all(c.passed for c in exp.evaluate(cfg, [good]))
-    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, **change)])}
-    assert not bad[claim].passed
+    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, change)])}
+    assert not bad[claim.id].passed
     assert not any(c.passed for c in exp.evaluate(cfg, [_result({})]) if c.asserted)
 
 
@@ -157,7 +145,7 @@ def test_rank2_first_layer_reads_the_restarts_at_one_half():
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    claim = lambda r: {c.id: c for c in exp.evaluate(cfg, [r])}["rank2-first-layer"]  # noqa: E731
+    claim = lambda r: {c.id: c for c in exp.evaluate(cfg, [r])}[ce.RANK2_FIRST_LAYER.id]  # noqa: E731
     assert claim(good).passed and claim(good).measured == 1.0
     one_rank1 = {"width": 64, "restart": 2, "speed": 0.5 - 0.5e-3, "ratio_W1": 0.2}
     bad = _with_restarts(good, *good.tables["restarts"], one_rank1)
@@ -178,9 +166,9 @@ def test_rank2_first_layer_is_not_measured_on_random_directions():
     )
     m = exp.measure(None, None, cfg)
     result = _result(m.scalars, m.tables)
-    assert result.scalars["ratio_W1_best"] >= cfg.rank2_min  # the former, vacuous criterion
-    assert result.scalars["best_w64"] < 0.5 - cfg.optimum_tol
-    claim = {c.id: c for c in exp.evaluate(cfg, [result])}["rank2-first-layer"]
+    assert result.value(ce.RATIO_W1_BEST) >= cfg.rank2_min  # the former, vacuous criterion
+    assert result.value(ce.BEST.at(64)) < 0.5 - cfg.optimum_tol
+    claim = {c.id: c for c in exp.evaluate(cfg, [result])}[ce.RANK2_FIRST_LAYER.id]
     assert claim.state == "not-measured" and not claim.passed
 
 
@@ -200,10 +188,10 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    changed = {f"fraction_w{w}": f for w, f in zip(cfg.widths, fractions)}
-    claims = {c.id: c for c in exp.evaluate(cfg, [_with(good, **changed)])}
-    assert claims["fraction-rises"].passed is passes
-    assert not claims["fraction-adjacent-z"].asserted
+    changed = {ce.FRACTION.at(w): f for w, f in zip(cfg.widths, fractions)}
+    claims = {c.id: c for c in exp.evaluate(cfg, [_with(good, changed)])}
+    assert claims[ce.FRACTION_RISES.id].passed is passes
+    assert not claims[ce.FRACTION_ADJACENT_Z.id].asserted
 
 
 @pytest.mark.parametrize(
@@ -222,10 +210,11 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
 def test_fraction_at_largest_width_is_a_lower_bound_above_half(fraction, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in exp.evaluate(cfg, [_with(_circle_good(cfg), fraction_w64=fraction)])}
-    c = claims["fraction-at-largest-width"]
+    changed = _with(_circle_good(cfg), {ce.FRACTION.at(64): fraction})
+    claims = {c.id: c for c in exp.evaluate(cfg, [changed])}
+    c = claims[ce.FRACTION_AT_LARGEST_WIDTH.id]
     assert c.asserted and c.passed is passes
-    estimate = claims["fraction-estimate"]
+    estimate = claims[ce.FRACTION_ESTIMATE.id]
     assert not estimate.asserted and estimate.state == "reported"
     if math.isfinite(fraction):
         # The bound is the exact binomial one: P(X >= k | p = lower) = alpha.
@@ -250,8 +239,8 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
     passing = [
         k
         for k in range(n + 1)
-        if {c.id: c for c in exp.evaluate(cfg, [_with(good, fraction_w64=k / n)])}[
-            "fraction-at-largest-width"
+        if {c.id: c for c in exp.evaluate(cfg, [_with(good, {ce.FRACTION.at(64): k / n})])}[
+            ce.FRACTION_AT_LARGEST_WIDTH.id
         ].passed
     ]
     assert passing == list(range(passing[0], n + 1))
@@ -598,8 +587,8 @@ def test_plateau_claims_fail_without_an_escape():
     cfg = resolve_config(exp, "quick")
     stuck = _plateau_points(cfg, stuck=(3, 4), gap=1.0)
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, stuck), stuck)}
-    assert claims["slope-L3"].state == claims["slope-L4"].state == "not-measured"
-    assert claims["tau-direction"].state == "failed"
+    assert claims[pt.SLOPE[3].id].state == claims[pt.SLOPE[4].id].state == "not-measured"
+    assert claims[pt.TAU_DIRECTION.id].state == "failed"
 
 
 def test_mnist_paper_preset_names_missing_files(tmp_path, monkeypatch):
