@@ -10,12 +10,18 @@ import pytest
 
 from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+from bottlenecklab.experiments.talk import kernel_vs_depth as kvd
+from bottlenecklab.measure import TEST_COST
 
 NAMES = ("talk/kernel-vs-depth", "talk/tripoints", "talk/newtonian-cnn")
 
 
-def _point(point: dict[str, Any], **scalars: float) -> PointResult:
-    return PointResult("x", point, "done", "", dict(scalars), [], [], 0, 0.0, {})
+def _point(
+    point: dict[str, Any], values: dict[Any, float] | None = None, **scalars: float
+) -> PointResult:
+    """A finished point with `values` (quantity -> value) among its scalars."""
+    named = {str(q): v for q, v in (values or {}).items()}
+    return PointResult("x", point, "done", "", {**named, **scalars}, [], [], 0, 0.0, {})
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -43,11 +49,13 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
     return [
         _point(
             {"task.n_train": n, "seed": s},
-            n_train=float(n),
-            gp_error_d1=float(n) ** slope1,
-            gp_error_d2=float(n) ** slope2,
-            kernel_test_error=1.0,
-            test_cost=0.5,
+            {
+                kvd.N_TRAIN: float(n),
+                kvd.GP_ERROR.at(1): float(n) ** slope1,
+                kvd.GP_ERROR.at(2): float(n) ** slope2,
+                kvd.KERNEL_TEST_ERROR: 1.0,
+                TEST_COST: 0.5,
+            },
         )
         for n in (32, 64, 128, 256, 512, 1024)
         for s in (0, 1)
@@ -57,10 +65,10 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
 @pytest.mark.parametrize(
     "slopes, verdicts",
     [
-        ((-1.0, -0.5), {"gp-slope-d1": True, "gp-slope-d2": True}),
-        ((-0.5, -0.5), {"gp-slope-d1": False, "gp-slope-d2": True}),  # d = 1 too slow
-        ((-1.0, -1.0), {"gp-slope-d1": True, "gp-slope-d2": False}),  # no curse in d = 2
-        ((-1.3, -0.35), {"gp-slope-d1": False, "gp-slope-d2": False}),
+        ((-1.0, -0.5), (True, True)),
+        ((-0.5, -0.5), (False, True)),  # d = 1 too slow
+        ((-1.0, -1.0), (True, False)),  # no curse in d = 2
+        ((-1.3, -0.35), (False, False)),
     ],
 )
 def test_kernel_claims(slopes, verdicts) -> None:
@@ -68,8 +76,8 @@ def test_kernel_claims(slopes, verdicts) -> None:
     got = {
         c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _kernel_points(*slopes))
     }
-    assert {k: got[k] for k in verdicts} == verdicts
-    assert got["kernel-composition-slope"] and got["net-composition-slope"]
+    assert (got[kvd.GP_SLOPE[1].id], got[kvd.GP_SLOPE[2].id]) == verdicts
+    assert got[kvd.KERNEL_COMPOSITION_SLOPE.id] and got[kvd.NET_COMPOSITION_SLOPE.id]
 
 
 def test_kernel_claims_fail_without_points() -> None:
@@ -225,7 +233,7 @@ def test_kernel_claims_are_ungated() -> None:
     """The asserted kernel claims are closed-form estimators: declared `ungated`, no reads."""
     exp = get("talk/kernel-vs-depth")
     assert not exp.reads
-    assert exp.is_ungated("gp-slope-d1") and exp.is_ungated("gp-slope-d2")
+    assert all(exp.is_ungated(c.id) for c in kvd.GP_SLOPE.values())
 
 
 # ---------------------------------------------------------------- quick presets

@@ -9,7 +9,8 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from bottlenecklab.experiments import RunRecord
-from bottlenecklab.measure import spectra_by_layer
+from bottlenecklab.experiments.talk.kernel_vs_depth import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN
+from bottlenecklab.measure import TEST_COST, Quantity, spectra_by_layer
 from bottlenecklab.report._style import plt, save
 
 __all__ = [
@@ -21,11 +22,14 @@ __all__ = [
 ]
 
 
-def _series(record: RunRecord, key: str, min_n: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def _series(
+    record: RunRecord, quantity: Quantity, min_n: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(N, quantity)` of the finished points with `N >= min_n`."""
     rows = [
-        (r.scalars["n_train"], r.scalars[key])
+        (r.value(N_TRAIN), r.value(quantity))
         for r in record.points
-        if r.status == "done" and key in r.scalars and r.scalars["n_train"] >= min_n
+        if r.status == "done" and quantity.name in r.scalars and r.value(N_TRAIN) >= min_n
     ]
     if not rows:
         return np.zeros(0), np.zeros(0)
@@ -58,12 +62,12 @@ def kernel_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
     cfg = record.config
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.5, 3.2))
     for d, marker in zip(cfg.gp_dims, "os^v"):
-        n, e = _series(record, f"gp_error_d{d}")
+        n, e = _series(record, GP_ERROR.at(d))
         _plot_fit(ax0, n, e, f"GP target, d = {d} (theory {-1 / d:.2f})", marker)
     ax0.set_title("Laplace kernel on its own GP target")
-    n, e = _series(record, "kernel_test_error", cfg.net_min_n)
+    n, e = _series(record, KERNEL_TEST_ERROR, cfg.net_min_n)
     _plot_fit(ax1, n, e, "kernel", "o")
-    n, e = _series(record, "test_cost", cfg.net_min_n)
+    n, e = _series(record, TEST_COST, cfg.net_min_n)
     _plot_fit(ax1, n, e, f"deep net (L = {cfg.model.depth})", "s")
     ax1.set_title(f"h o g on [0,1]^{cfg.task.dim} (inner dim 1)")
     for ax in (ax0, ax1):
