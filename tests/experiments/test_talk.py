@@ -11,6 +11,7 @@ import pytest
 from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments.talk import kernel_vs_depth as kvd
+from bottlenecklab.experiments.talk import newtonian_cnn as cnn
 from bottlenecklab.measure import TEST_COST
 
 NAMES = ("talk/kernel-vs-depth", "talk/tripoints", "talk/newtonian-cnn")
@@ -178,29 +179,28 @@ def test_the_finding_is_the_figure_and_the_conditional_stays_asserted() -> None:
 # ---------------------------------------------------------------- newtonian-cnn
 
 
-def _cnn(**over: float) -> list[PointResult]:
-    scalars = {
-        "middle_layers": 3.0,
-        "middle_low_mode_layers": 2.0,
-        "baseline_test_cost": 0.35,
-        "relative_test_cost": 0.1,
+def _cnn(over: dict[Any, float]) -> list[PointResult]:
+    values = {
+        cnn.MIDDLE_LAYERS: 3.0,
+        cnn.MIDDLE_LOW_MODE_LAYERS: 2.0,
+        cnn.BASELINE_TEST_COST: 0.35,
+        cnn.RELATIVE_TEST_COST: 0.1,
     }
-    scalars.update(over)
-    return [_point({}, **scalars)]
+    return [_point({}, {**values, **over})]
 
 
 @pytest.mark.parametrize(
     "over, verdicts",
     [
-        ({}, {"next-step": True, "middle-low-modes": True}),
-        ({"relative_test_cost": 0.3}, {"next-step": False, "middle-low-modes": True}),
-        ({"middle_low_mode_layers": 1.0}, {"next-step": True, "middle-low-modes": False}),
+        ({}, (True, True)),
+        ({cnn.RELATIVE_TEST_COST: 0.3}, (False, True)),
+        ({cnn.MIDDLE_LOW_MODE_LAYERS: 1.0}, (True, False)),
     ],
 )
 def test_newtonian_claims(over, verdicts) -> None:
     exp = get("talk/newtonian-cnn")
-    got = {c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _cnn(**over))}
-    assert got == verdicts
+    got = {c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _cnn(over))}
+    assert got == dict(zip((cnn.NEXT_STEP.id, cnn.MIDDLE_LOW_MODES.id), verdicts))
 
 
 # ---------------------------------------------------------------- untrained networks
@@ -208,7 +208,7 @@ def test_newtonian_claims(over, verdicts) -> None:
 UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 TRAINED_CLAIMS = {
     "talk/tripoints": ("deep-affine-rank-1", "rank1-no-tripoint"),
-    "talk/newtonian-cnn": ("next-step", "middle-low-modes"),
+    "talk/newtonian-cnn": (cnn.NEXT_STEP.id, cnn.MIDDLE_LOW_MODES.id),
 }
 
 
