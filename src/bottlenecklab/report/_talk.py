@@ -9,8 +9,10 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from bottlenecklab.experiments import RunRecord
+from bottlenecklab.experiments.talk import tripoints as tp
 from bottlenecklab.experiments.talk.kernel_vs_depth import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN
-from bottlenecklab.measure import TEST_COST, Quantity, spectra_by_layer
+from bottlenecklab.measure import MIDDLE_RANK, TEST_COST, Quantity, spectra_by_layer
+from bottlenecklab.measure._decision import TRIPOINTS
 from bottlenecklab.report._style import plt, save
 
 __all__ = [
@@ -97,17 +99,16 @@ def tripoints(record: RunRecord, folder: Path) -> list[Path]:
         ax = axes[archs.index(r.point["arch"])][seeds.index(r.point.get("seed", 0))]
         rows = sorted(r.tables["decision_map"], key=lambda x: x["row"])
         labels = np.array([[int(c) for c in x["labels"]] for x in rows])  # [R, R], [i, j]
-        sc = r.scalars
-        extent = (sc["box_x0"], sc["box_x1"], sc["box_y0"], sc["box_y1"])
+        extent = tuple(r.value(q) for q in (tp.BOX_X0, tp.BOX_X1, tp.BOX_Y0, tp.BOX_Y1))
         ax.imshow(labels.T, origin="lower", extent=extent, cmap="Pastel1", vmin=0, vmax=8)
         pts = [p for p in r.tables.get("tripoints", []) if p["resolution"] == cfg.map_resolution]
         if pts:
             ax.plot([p["x"] for p in pts], [p["y"] for p in pts], "rx", ms=6, mew=1.5)
-        counts = ", ".join(f"{int(sc.get(f'tripoints_{n}', -1))}@{n}" for n in cfg.resolutions)
+        counts = ", ".join(f"{int(r.get(TRIPOINTS.at(n), -1))}@{n}" for n in cfg.resolutions)
         depth = (cfg.deep if r.point["arch"] == "deep" else cfg.shallow).depth
         ax.set_title(
             f"{r.point['arch']} L={depth}, seed {r.point.get('seed', 0)}\n"
-            f"mid rank {int(sc['middle_rank'])}, tripoints {counts}",
+            f"mid rank {int(r.value(MIDDLE_RANK))}, tripoints {counts}",
             fontsize=7,
         )
         ax.set_xticks([])
