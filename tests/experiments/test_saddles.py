@@ -14,14 +14,15 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
+from bottlenecklab.experiments.saddle import _escape as esc
+from bottlenecklab.experiments.saddle import _plateaus as pl
 from bottlenecklab.experiments.saddle import circle_escape as ce
 from bottlenecklab.experiments.saddle import escape_vs_depth as evd
-from bottlenecklab.experiments.saddle import mnist_plateaus
 from bottlenecklab.experiments.saddle import mnist_plateaus as mp
 from bottlenecklab.experiments.saddle import plateau_time as pt
 from bottlenecklab.experiments.saddle._common import FINAL_LOSS, LOSS0
 from bottlenecklab.experiments.saddle._common import curve as mnist_curve
-from bottlenecklab.experiments.saddle.mnist_plateaus import summary
+from bottlenecklab.experiments.saddle._plateaus import summary
 from bottlenecklab.measure import DEPTH, loss_drops
 from bottlenecklab.tasks import MNIST_FILES
 
@@ -29,22 +30,22 @@ EXPECTED = {
     "saddle/circle-escape": (
         tuple(c.id for c in ce.CLAIMS),
         ("circle_escape",),
-        (ce.WIDTH1_GRID, ce.CONSTRUCTION, ce.SIGMA1_GX, ce.EQ6_ERROR, ce.RATIO_W1_BEST),
+        (esc.WIDTH1_GRID, esc.CONSTRUCTION, esc.SIGMA1_GX, esc.EQ6_ERROR, esc.RATIO_W1_BEST),
     ),
     "saddle/escape-vs-depth": (
         tuple(c.id for c in evd.CLAIMS),
         ("escape_vs_depth",),
         (
-            evd.SPEED["circle", "best"].at(2),
-            evd.SPEED["teacher", "best"].at(2),
-            evd.THM31_C["circle"],
-            evd.LINEAR_ERROR,
+            esc.SPEED["circle", "best"].at(2),
+            esc.SPEED["teacher", "best"].at(2),
+            esc.THM31_C["circle"],
+            esc.LINEAR_ERROR,
         ),
     ),
     "saddle/plateau-time": (
         (pt.SLOPE[3].id, pt.SLOPE_FIRST[3].id, pt.TAU_DIRECTION.id),
         ("plateau_time",),
-        (LOSS0, FINAL_LOSS, pt.ESCAPED),
+        (LOSS0, FINAL_LOSS, pl.ESCAPED),
     ),
     "saddle/mnist-plateaus": (
         tuple(c.id for c in mp.CLAIMS),
@@ -93,17 +94,17 @@ def _with(result: PointResult, changes) -> PointResult:
 
 def _circle_good(cfg):
     s = {
-        ce.WIDTH1_GRID.name: math.sqrt(2) - 1,
-        ce.CONSTRUCTION.name: 0.5,
-        ce.EQ6_ERROR.name: 1e-16,
-        ce.EQ6_QUARTER_ERROR.name: 1e-16,
-        ce.EQ6_PI8.name: 1e-17,
-        ce.RATIO_W1_BEST.name: 1.0,
-        ce.RATIO_W2_BEST.name: 1e-10,
+        esc.WIDTH1_GRID.name: math.sqrt(2) - 1,
+        esc.CONSTRUCTION.name: 0.5,
+        esc.EQ6_ERROR.name: 1e-16,
+        esc.EQ6_QUARTER_ERROR.name: 1e-16,
+        esc.EQ6_PI8.name: 1e-17,
+        esc.RATIO_W1_BEST.name: 1.0,
+        esc.RATIO_W2_BEST.name: 1e-10,
     }
     for i, w in enumerate(cfg.widths):
-        s[ce.BEST.at(w).name] = 0.5 if w > 1 else math.sqrt(2) - 1
-        s[ce.FRACTION.at(w).name] = 0.9 * i / (len(cfg.widths) - 1)
+        s[esc.BEST.at(w).name] = 0.5 if w > 1 else math.sqrt(2) - 1
+        s[esc.FRACTION.at(w).name] = 0.9 * i / (len(cfg.widths) - 1)
     top = cfg.widths[-1]
     rows = [{"width": top, "restart": 0, "speed": 0.5, "ratio_W1": 1.0}]
     rows += [{"width": top, "restart": 1, "speed": 0.45, "ratio_W1": 0.1}]  # not at 1/2
@@ -117,15 +118,15 @@ def _with_restarts(result: PointResult, *rows) -> PointResult:
 @pytest.mark.parametrize(
     "claim, change",
     [
-        (ce.WIDTH1_OPTIMUM, {ce.WIDTH1_GRID: 0.40}),
-        (ce.WIDTH1_OPTIMUM, {ce.BEST.at(1): 0.40}),
-        (ce.CONSTRUCTION_HALF, {ce.CONSTRUCTION: 0.5 - 1e-9}),
-        (ce.BEST_AT_LARGEST_WIDTH, {ce.BEST.at(64): 0.45}),
-        (ce.FRACTION_RISES, {ce.FRACTION.at(w): 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
-        (ce.FRACTION_AT_LARGEST_WIDTH, {ce.FRACTION.at(64): 58 / 128}),
-        (ce.EQ6_CLAIM, {ce.EQ6_ERROR: 1e-6}),
-        (ce.EQ6_EXTREMES, {ce.EQ6_PI8: 1e-3}),
-        (ce.RANK1_SECOND_LAYER, {ce.RATIO_W2_BEST: 0.3}),
+        (ce.WIDTH1_OPTIMUM, {esc.WIDTH1_GRID: 0.40}),
+        (ce.WIDTH1_OPTIMUM, {esc.BEST.at(1): 0.40}),
+        (ce.CONSTRUCTION_HALF, {esc.CONSTRUCTION: 0.5 - 1e-9}),
+        (ce.BEST_AT_LARGEST_WIDTH, {esc.BEST.at(64): 0.45}),
+        (ce.FRACTION_RISES, {esc.FRACTION.at(w): 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
+        (ce.FRACTION_AT_LARGEST_WIDTH, {esc.FRACTION.at(64): 58 / 128}),
+        (ce.EQ6_CLAIM, {esc.EQ6_ERROR: 1e-6}),
+        (ce.EQ6_EXTREMES, {esc.EQ6_PI8: 1e-3}),
+        (ce.RANK1_SECOND_LAYER, {esc.RATIO_W2_BEST: 0.3}),
     ],
 )
 def test_circle_claims_fail(claim, change):
@@ -166,8 +167,8 @@ def test_rank2_first_layer_is_not_measured_on_random_directions():
     )
     m = exp.measure(None, None, cfg)
     result = _result(m.scalars, m.tables)
-    assert result.value(ce.RATIO_W1_BEST) >= cfg.rank2_min  # the former, vacuous criterion
-    assert result.value(ce.BEST.at(64)) < 0.5 - cfg.optimum_tol
+    assert result.value(esc.RATIO_W1_BEST) >= cfg.rank2_min  # the former, vacuous criterion
+    assert result.value(esc.BEST.at(64)) < 0.5 - cfg.optimum_tol
     claim = {c.id: c for c in exp.evaluate(cfg, [result])}[ce.RANK2_FIRST_LAYER.id]
     assert claim.state == "not-measured" and not claim.passed
 
@@ -188,7 +189,7 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    changed = {ce.FRACTION.at(w): f for w, f in zip(cfg.widths, fractions)}
+    changed = {esc.FRACTION.at(w): f for w, f in zip(cfg.widths, fractions)}
     claims = {c.id: c for c in exp.evaluate(cfg, [_with(good, changed)])}
     assert claims[ce.FRACTION_RISES.id].passed is passes
     assert not claims[ce.FRACTION_ADJACENT_Z.id].asserted
@@ -210,7 +211,7 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
 def test_fraction_at_largest_width_is_a_lower_bound_above_half(fraction, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
-    changed = _with(_circle_good(cfg), {ce.FRACTION.at(64): fraction})
+    changed = _with(_circle_good(cfg), {esc.FRACTION.at(64): fraction})
     claims = {c.id: c for c in exp.evaluate(cfg, [changed])}
     c = claims[ce.FRACTION_AT_LARGEST_WIDTH.id]
     assert c.asserted and c.passed is passes
@@ -239,7 +240,7 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
     passing = [
         k
         for k in range(n + 1)
-        if {c.id: c for c in exp.evaluate(cfg, [_with(good, {ce.FRACTION.at(64): k / n})])}[
+        if {c.id: c for c in exp.evaluate(cfg, [_with(good, {esc.FRACTION.at(64): k / n})])}[
             ce.FRACTION_AT_LARGEST_WIDTH.id
         ].passed
     ]
@@ -260,11 +261,11 @@ def test_adjacent_z_is_the_two_proportion_z():
 
 
 def _depth_good(cfg):
-    s = {evd.LINEAR_ERROR.name: 1e-6}
+    s = {esc.LINEAR_ERROR.name: 1e-6}
     for p, base in (("circle", math.sqrt(2) - 1), ("teacher", 1.0)):
         for i, L in enumerate(cfg.depths):
             best = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
-            s[evd.SPEED[p, "best"].at(L).name] = s[evd.SPEED[p, "cold"].at(L).name] = best
+            s[esc.SPEED[p, "best"].at(L).name] = s[esc.SPEED[p, "cold"].at(L).name] = best
     speeds = [{"prop34_lhs": 0.5, "prop34_rhs": 1.0}]
     return _result(s, {"speeds": speeds})
 
@@ -272,11 +273,11 @@ def _depth_good(cfg):
 @pytest.mark.parametrize(
     "claim, change",
     [
-        (evd.MONOTONE["circle"], {evd.SPEED["circle", "cold"].at(5): 0.45}),
-        (evd.MONOTONE["teacher"], {evd.SPEED["teacher", "cold"].at(8): 0.9}),
-        (evd.CIRCLE_DEPTH2, {evd.SPEED["circle", "best"].at(2): 0.40}),
-        (evd.CIRCLE_DEPTH3, {evd.SPEED["circle", "best"].at(3): 0.45}),
-        (evd.LINEAR_BASELINE, {evd.LINEAR_ERROR: 1e-3}),
+        (evd.MONOTONE["circle"], {esc.SPEED["circle", "cold"].at(5): 0.45}),
+        (evd.MONOTONE["teacher"], {esc.SPEED["teacher", "cold"].at(8): 0.9}),
+        (evd.CIRCLE_DEPTH2, {esc.SPEED["circle", "best"].at(2): 0.40}),
+        (evd.CIRCLE_DEPTH3, {esc.SPEED["circle", "best"].at(3): 0.45}),
+        (evd.LINEAR_BASELINE, {esc.LINEAR_ERROR: 1e-3}),
     ],
 )
 def test_depth_claims_fail(claim, change):
@@ -309,7 +310,7 @@ def test_monotone_reads_cold_starts_only():
     good = _depth_good(cfg)
     warm = (0.056, 0.397, 0.404, 0.404, 0.404, 0.404, 0.404)
     cold = (0.056, 0.026, 0.005, 0.001, 0.0, 0.0, 0.0)
-    best, cold_q = evd.SPEED["circle", "best"], evd.SPEED["circle", "cold"]
+    best, cold_q = esc.SPEED["circle", "best"], esc.SPEED["circle", "cold"]
     untrained = _with(
         good,
         {
@@ -405,28 +406,28 @@ def test_plateau_points_train_through_the_grid():
 
 def _mnist_good():
     return {
-        mp.LOSS0_MINUS_LN10: 1e-5,
-        mp.DROPS.at(6): 2.0,
-        mp.SNAPSHOT_STEP: 1000.0,
-        mp.GAP_MIN_L2: 5.0,
-        mp.GAP_MEAN_DEEP: 20.0,
-        mp.GAP_MEAN_SHALLOW: 6.0,
-        mp.RATIO_MEAN_SNAPSHOT: 0.1,
-        mp.RATIO_MEAN_END: 0.4,
-        mp.LAST_LOSS.at(6): 0.2,
+        pl.LOSS0_MINUS_LN10: 1e-5,
+        pl.DROPS.at(6): 2.0,
+        pl.SNAPSHOT_STEP: 1000.0,
+        pl.GAP_MIN_L2: 5.0,
+        pl.GAP_MEAN_DEEP: 20.0,
+        pl.GAP_MEAN_SHALLOW: 6.0,
+        pl.RATIO_MEAN_SNAPSHOT: 0.1,
+        pl.RATIO_MEAN_END: 0.4,
+        pl.LAST_LOSS.at(6): 0.2,
     }
 
 
 @pytest.mark.parametrize(
     "claim, change",
     [
-        (mp.INITIAL_LOSS, {mp.LOSS0_MINUS_LN10: 0.01}),
-        (mp.TWO_DROPS, {mp.DROPS.at(6): 1.0}),
-        (mp.DOMINANT_VALUE, {mp.GAP_MIN_L2: 2.0}),
-        (mp.DEEPER_MORE_LOW_RANK, {mp.GAP_MEAN_DEEP: 5.0}),
-        (mp.RANK_GROWS, {mp.RATIO_MEAN_END: 0.15}),
-        (mp.RANK_GROWS, {mp.LAST_LOSS.at(6): 2.3}),  # "at the end" is past the saddles
-        (mp.RANK_GROWS, {mp.SNAPSHOT_STEP: float("nan")}),
+        (mp.INITIAL_LOSS, {pl.LOSS0_MINUS_LN10: 0.01}),
+        (mp.TWO_DROPS, {pl.DROPS.at(6): 1.0}),
+        (mp.DOMINANT_VALUE, {pl.GAP_MIN_L2: 2.0}),
+        (mp.DEEPER_MORE_LOW_RANK, {pl.GAP_MEAN_DEEP: 5.0}),
+        (mp.RANK_GROWS, {pl.RATIO_MEAN_END: 0.15}),
+        (mp.RANK_GROWS, {pl.LAST_LOSS.at(6): 2.3}),  # "at the end" is past the saddles
+        (mp.RANK_GROWS, {pl.SNAPSHOT_STEP: float("nan")}),
     ],
 )
 def test_mnist_claims_fail(claim, change, monkeypatch):
@@ -434,7 +435,7 @@ def test_mnist_claims_fail(claim, change, monkeypatch):
 
     def judged(scalars):  # the claims on a log whose `summary` gives `scalars`
         by_name = {q.name: v for q, v in scalars.items()}
-        monkeypatch.setattr(mnist_plateaus, "summary", lambda c, pts: {"scalars": by_name})
+        monkeypatch.setattr(pl, "summary", lambda c, pts: {"scalars": by_name})
         return get("saddle/mnist-plateaus").evaluate(cfg, [_result({})])
 
     assert all(c.passed for c in judged(_mnist_good()))
@@ -476,11 +477,11 @@ def test_mnist_claims_read_the_points_logs():
     claims = judge(exp, cfg, exp.evaluate(cfg, points), points)
     assert all(c.state == "passed" for c in claims), claims
     s = summary(cfg, points)["scalars"]
-    snap = mp.read(s, mp.SNAPSHOT_STEP)
+    snap = pl.read(s, pl.SNAPSHOT_STEP)
     assert 30e3 <= snap <= 50e3 and snap % cfg.svd_every == 0
-    assert mp.read(s, mp.DROPS.at(6)) == 2 and mp.read(s, mp.DROPS.at(4)) == 1  # 4 ends at 20k
-    assert mp.read(s, mp.GAP_MIN_L2) == 5.0
-    factor = mp.read(s, mp.RATIO_MEAN_END) / mp.read(s, mp.RATIO_MEAN_SNAPSHOT)
+    assert pl.read(s, pl.DROPS.at(6)) == 2 and pl.read(s, pl.DROPS.at(4)) == 1  # 4 ends at 20k
+    assert pl.read(s, pl.GAP_MIN_L2) == 5.0
+    factor = pl.read(s, pl.RATIO_MEAN_END) / pl.read(s, pl.RATIO_MEAN_SNAPSHOT)
     assert factor == pytest.approx(0.5 / ((2 / 5 + 3 / 8) / 5))
 
 
@@ -520,7 +521,7 @@ def test_two_drops_fails_on_a_noisy_plateau(seed, sd):
     flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
     t, curve = mnist_curve(flat[0])
     assert len(loss_drops(t, curve, rise=cfg.drop_rise, fall=cfg.drop_fall)["drops"]) >= 10
-    assert mp.read(summary(cfg, flat)["scalars"], mp.DROPS.at(6)) == 0
+    assert pl.read(summary(cfg, flat)["scalars"], pl.DROPS.at(6)) == 0
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
     assert claims[mp.TWO_DROPS.id].state == "failed"
     assert claims[mp.DOMINANT_VALUE.id].state == "not-measured"
@@ -547,7 +548,7 @@ def test_two_drops_counts_two_real_drops_under_noise(seed):
 
     points = [_mnist_point(cfg, 0, _noisy(staircase, 1e-2, seed), gaps)]
     s = summary(cfg, points)["scalars"]
-    assert mp.read(s, mp.DROPS.at(6)) == 2 and 30e3 <= mp.read(s, mp.SNAPSHOT_STEP) <= 50e3
+    assert pl.read(s, pl.DROPS.at(6)) == 2 and 30e3 <= pl.read(s, pl.SNAPSHOT_STEP) <= 50e3
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
     assert claims[mp.TWO_DROPS.id].state == "passed"
     assert claims[mp.DOMINANT_VALUE.id].state == "passed"
@@ -651,5 +652,5 @@ def test_plateau_smoke_traces_the_tau_runs(smoke_record):
         kind = cfg.plan[p.point["run"]][0]
         traced = [m.get("direction") is not None for m in p.metrics]
         assert traced and all(t == (kind == "tau") for t in traced)
-        if kind == "slope" and p.value(pt.ESCAPED):
+        if kind == "slope" and p.value(pl.ESCAPED):
             assert p.steps == max(m["step"] for m in p.metrics) < cfg.max_steps

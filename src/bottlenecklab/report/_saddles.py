@@ -10,8 +10,7 @@ import numpy as np
 
 from bottlenecklab.experiments import RunRecord
 from bottlenecklab.experiments.saddle._common import LOSS0, curve
-from bottlenecklab.experiments.saddle.mnist_plateaus import SNAPSHOT_STEP, read, summary
-from bottlenecklab.experiments.saddle.plateau_time import ALPHA, TAU
+from bottlenecklab.experiments.saddle._plateaus import ALPHA, SNAPSHOT_STEP, TAU, read, summary
 from bottlenecklab.measure import DEPTH, direction_gaps, escape_step
 from bottlenecklab.report._style import plt, save
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import scipy.stats
-import torch
 
 from bottlenecklab.experiments._checks import (
     at_least,
@@ -37,30 +36,27 @@ from bottlenecklab.experiments._checks import (
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measure,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
+from bottlenecklab.experiments.saddle._escape import (
+    BEST,
+    CIRCLE,
+    CONSTRUCTION,
+    EQ6_ERROR,
+    EQ6_PI8,
+    EQ6_QUARTER_ERROR,
+    FRACTION,
+    RATIO_W2_BEST,
+    WIDTH1_GRID,
+)
 from bottlenecklab.measure import (
     Quantity,
     adjacent_z,
     clopper_pearson,
     logistic_slope_z,
-    matrix_spectra,
-)
-from bottlenecklab.theory import (
-    circle_inputs,
-    circle_rank2_weights,
-    circle_speed,
-    circle_width1_loss,
-    circle_width1_optimum,
-    circle_width1_speed,
-    escape_directions,
-    linear_escape_speed,
-    singular_ratio,
 )
 
 
@@ -102,134 +98,6 @@ class Config(SolverConfig):
     target_fraction: float = 0.8
     rank2_min: float = 0.5
     rank1_max: float = 0.1
-
-
-def circle_measurement(model: None, data: None, cfg: Config) -> Measurement:
-    """Solve for escape directions at every width; the width-1 grid, Eq. 6, the
-    construction and the linear baseline."""
-    X, G = circle_inputs()
-    rows: list[dict[str, Any]] = []
-    history: list[dict[str, Any]] = []
-    scalars: dict[str, float] = {}
-    best_weights: list[torch.Tensor] = []
-    for i, w in enumerate(cfg.widths):
-        res = escape_directions(
-            X,
-            G,
-            [w, w],
-            restarts=cfg.restarts,
-            steps=cfg.steps,
-            lr=cfg.lr,
-            lr_end=cfg.lr_end,
-            seed=cfg.seed * 1000 + i,
-        )
-        ratio_W1 = singular_ratio(res.weights[0], cfg.floor)  # [R]
-        for r in range(cfg.restarts):
-            s = float(res.speed[r])
-            rows.append(
-                {
-                    "width": w,
-                    "restart": r,
-                    "speed": s,
-                    "kkt": float(res.kkt[r]),
-                    "success": bool(s > RANK1 + cfg.margin),
-                    "ratio_W1": float(ratio_W1[r]),
-                }
-            )
-        history += [
-            {"width": w, "step": 50 * k, "best_speed": v} for k, v in enumerate(res.history)
-        ]
-        b = res.best()
-        scalars[BEST.at(w).name] = float(res.speed[b])
-        scalars[FRACTION.at(w).name] = float((res.speed > RANK1 + cfg.margin).double().mean())
-        scalars[DEAD.at(w).name] = float(res.dead_starts)
-        scalars[KKT_BEST.at(w).name] = float(res.kkt[b])
-        best_weights = [W[b] for W in res.weights]
-    s_grid, phi = circle_width1_optimum(cfg.grid_points)
-    angles = torch.linspace(0, 2 * math.pi, cfg.eq6_points, dtype=torch.float64)
-    curve, direct = circle_width1_speed(angles), circle_width1_loss(angles).abs()
-    quarter = torch.arange(8, dtype=torch.float64) * math.pi / 4
-    spectra = matrix_spectra(best_weights)
-    pi8 = torch.tensor([math.pi / 8], dtype=torch.float64)
-    scalars.update(
-        {
-            WIDTH1_GRID.name: s_grid,
-            WIDTH1_GRID_PHI.name: phi,
-            CONSTRUCTION.name: circle_speed(circle_rank2_weights()),
-            SIGMA1_GX.name: linear_escape_speed(X, G, 2),
-            EQ6_ERROR.name: float((curve - direct).abs().max()),
-            EQ6_QUARTER_ERROR.name: float((circle_width1_speed(quarter) - RANK1).abs().max()),
-            EQ6_PI8.name: float(circle_width1_speed(pi8)),
-            RATIO_W1_BEST.name: float(singular_ratio(best_weights[0], cfg.floor)),
-            RATIO_W2_BEST.name: float(singular_ratio(best_weights[1], cfg.floor)),
-        }
-    )
-    tables = {
-        "restarts": rows,
-        "history": history,
-        "eq6": [
-            {"phi": float(p), "eq6": float(a), "abs_loss": float(d)}
-            for p, a, d in zip(angles, curve, direct)
-        ],
-    }
-    return Measurement(scalars=scalars, spectra=spectra, tables=tables)
-
-
-_SOLVED = "the circle's escape directions at hidden width w, every restart"
-_CLOSED = "closed forms of the circle example (no optimization)"
-
-
-def _q(name: str, doc: str, over: str, units: str, shape: str = "scalar") -> Quantity:
-    """A quantity `circle_measurement` writes."""
-    return Quantity(name, doc, function=circle_measurement, over=over, units=units, shape=shape)
-
-
-BEST = _q(
-    "best_w", "the best escape speed over the restarts (003 Fig 2)", _SOLVED, "speed", "per width"
-)
-FRACTION = _q(
-    "fraction_w",
-    "the restarts' success fraction, s > sqrt(2) - 1 + margin (003 Fig 2)",
-    _SOLVED,
-    "fraction",
-    "per width",
-)
-DEAD = _q("dead_w", "restarts that started dead (no active unit)", _SOLVED, "count", "per width")
-KKT_BEST = _q("kkt_best_w", "the best restart's KKT residual", _SOLVED, "relative", "per width")
-WIDTH1_GRID = _q(
-    "width1_grid", "the width-1 optimum on a grid over the angle (003 Example 1)", _CLOSED, "speed"
-)
-WIDTH1_GRID_PHI = _q("width1_grid_phi", "the angle of the width-1 grid optimum", _CLOSED, "rad")
-CONSTRUCTION = _q(
-    "construction", "the rank-2 construction's speed (003 Sec 4: exactly 1/2)", _CLOSED, "speed"
-)
-SIGMA1_GX = _q("sigma1_GX", "the deep linear speed sigma_1(G^T X) at L = 2", _CLOSED, "speed")
-EQ6_ERROR = _q("eq6_error", "max |Eq. 6 - |L_0|| over the angle grid (003 Eq. 6)", _CLOSED, "speed")
-EQ6_QUARTER_ERROR = _q(
-    "eq6_quarter_error", "max |Eq. 6 - (sqrt(2) - 1)| at multiples of pi/4", _CLOSED, "speed"
-)
-EQ6_PI8 = _q("eq6_pi8", "Eq. 6 at pi/8 (zero)", _CLOSED, "speed")
-_TOP = "the best restart at the largest width"
-RATIO_W1_BEST = _q("ratio_W1_best", "s_2/s_1(W_1) (003 Sec 4: rank 2)", _TOP, "ratio")
-RATIO_W2_BEST = _q("ratio_W2_best", "s_2/s_1(W_2) (003 Sec 4: rank 1)", _TOP, "ratio")
-CIRCLE = Measure(
-    circle_measurement,
-    (
-        BEST,
-        FRACTION,
-        DEAD,
-        KKT_BEST,
-        WIDTH1_GRID,
-        WIDTH1_GRID_PHI,
-        CONSTRUCTION,
-        SIGMA1_GX,
-        EQ6_ERROR,
-        EQ6_QUARTER_ERROR,
-        EQ6_PI8,
-        RATIO_W1_BEST,
-        RATIO_W2_BEST,
-    ),
-)
 
 
 def get(pts: Points, quantity: Quantity) -> float:

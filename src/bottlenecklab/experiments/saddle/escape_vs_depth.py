@@ -18,8 +18,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from bottlenecklab.experiments._checks import (
     at_least,
     at_most,
@@ -32,28 +30,14 @@ from bottlenecklab.experiments._checks import (
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measure,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
-from bottlenecklab.measure import Quantity, loglog_slope
+from bottlenecklab.experiments.saddle._escape import ESCAPES, LINEAR_ERROR, PROBLEMS, SPEED
+from bottlenecklab.measure import Quantity
 from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.theory import (
-    circle_inputs,
-    cost_gradient_at_zero,
-    escape_directions,
-    escape_low_rank_bound,
-    escape_low_rank_budget,
-    escape_low_rank_constant,
-    extend_depth,
-    layer_profile,
-    linear_escape_speed,
-)
-
-PROBLEMS = ("circle", "teacher")
 
 
 @dataclass(frozen=True)
@@ -80,161 +64,6 @@ class Config(SolverConfig):
     prop34_tol: float = 1e-9
     linear_depths: tuple[int, ...] = (1, 2, 3)
     linear_rtol: float = 1e-4
-
-
-def _problems(cfg: Config) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    data = cfg.teacher.build(seed=cfg.seed)
-    X = torch.as_tensor(data.x_train, dtype=torch.float64)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    return {"circle": circle_inputs(), "teacher": (X, cost_gradient_at_zero(Y, "mse"))}
-
-
-def escape_measurement(model: None, data: None, cfg: Config) -> Measurement:
-    """Cold and warm escape directions per depth, Prop 3.4 per restart, the layer profile
-    of the best deepest direction, the linear baseline."""
-    rows: list[dict[str, Any]] = []
-    profile: list[dict[str, Any]] = []
-    scalars: dict[str, float] = {}
-    for p_i, (name, (X, G)) in enumerate(_problems(cfg).items()):
-        prev = None
-        best_w, best_s = None, -math.inf
-        for d_i, L in enumerate(cfg.depths):
-            kw = dict(restarts=cfg.restarts, steps=cfg.steps, lr=cfg.lr, lr_end=cfg.lr_end)
-            runs = {
-                "cold": escape_directions(
-                    X, G, [cfg.width] * (L - 1), seed=cfg.seed * 1000 + 100 * p_i + d_i, **kw
-                )
-            }
-            if prev is not None and len(prev) == L - 1:
-                runs["warm"] = escape_directions(
-                    X, G, [cfg.width] * (L - 1), init=extend_depth(X, G, prev, 1), **kw
-                )
-            best_L = -math.inf
-            for start, res in runs.items():
-                lhs, rhs, _ = escape_low_rank_budget(X, G, res.weights)
-                for r in range(cfg.restarts):
-                    rows.append(
-                        {
-                            "problem": name,
-                            "depth": L,
-                            "start": start,
-                            "restart": r,
-                            "speed": float(res.speed[r]),
-                            "kkt": float(res.kkt[r]),
-                            "prop34_lhs": float(lhs[r]),
-                            "prop34_rhs": float(rhs[r]),
-                        }
-                    )
-                scalars[SPEED[name, start].at(L).name] = float(res.speed.max())
-                if float(res.speed.max()) > best_L:
-                    best_L = float(res.speed.max())
-                    best_res = res
-            scalars[SPEED[name, "best"].at(L).name] = best_L
-            prev = best_res.weights
-            best_w, best_s = [W[best_res.best()] for W in best_res.weights], best_L
-        c = escape_low_rank_constant(X, G, best_s)
-        scalars[THM31_C[name].name] = c
-        prof = layer_profile(X, best_w, cfg.floor)
-        for row in prof:
-            row.update({"problem": name, "bound": escape_low_rank_bound(int(row["layer"]), c)})
-        profile += prof
-        L = len(best_w)
-        fit_layers = [r for r in prof if r["layer"] < L or G.shape[1] > 1]  # W_L: 1 x n
-        fit_layers = [r for r in fit_layers if r["layer"] > 1]  # W_1: rank <= d_in
-        ls = [r["layer"] for r in fit_layers]
-        scalars[TAIL_W[name].name] = loglog_slope(ls, [r["tail_W"] for r in fit_layers])
-        scalars[RATIO_W[name].name] = loglog_slope(ls, [r["ratio_W"] for r in fit_layers])
-        hid = [r for r in prof if r["layer"] < L]
-        scalars[TAIL_Z[name].name] = loglog_slope(
-            [r["layer"] for r in hid], [r["tail_Z"] for r in hid]
-        )
-    X, G = _problems(cfg)["teacher"]
-    linear = []
-    for L in cfg.linear_depths:
-        res = escape_directions(
-            X,
-            G,
-            [cfg.width] * (L - 1),
-            restarts=8,
-            steps=cfg.steps,
-            lr=cfg.lr,
-            lr_end=1e-7,
-            seed=cfg.seed,
-            linear=True,
-        )
-        linear.append(
-            {
-                "depth": L,
-                "solver": float(res.speed.max()),
-                "closed_form": linear_escape_speed(X, G, L),
-            }
-        )
-    scalars[LINEAR_ERROR.name] = max(
-        abs(r["solver"] - r["closed_form"]) / r["closed_form"] for r in linear
-    )
-    return Measurement(
-        scalars=scalars, tables={"speeds": rows, "profile": profile, "linear": linear}
-    )
-
-
-_SOLVED = "escape directions of projected GD on the sphere, every restart"
-SPEED = {
-    (p, start): Quantity(
-        f"{p}_{start}_L",
-        f"{p}: the best escape speed s*(L) over the {start} restarts of depth L (paper 003, "
-        "Prop 3.2)" + (", cold and warm together" if start == "best" else ""),
-        function=escape_measurement,
-        over=_SOLVED + f" ({start}) of the {p} problem",
-        units="speed",
-        shape="per depth",
-    )
-    for p in PROBLEMS
-    for start in ("cold", "warm", "best")
-}
-_PROFILE = "the layers of the best deepest escape direction of the {} problem"
-THM31_C = {
-    p: Quantity(
-        f"{p}_thm31_c",
-        f"{p}: the constant c of Thm 3.1's low-rank bound at the best deepest speed (003)",
-        escape_measurement,
-        _PROFILE.format(p),
-        "bound constant",
-    )
-    for p in PROBLEMS
-}
-TAIL_W, RATIO_W, TAIL_Z = (
-    {
-        p: Quantity(
-            f"{p}_{what}_exponent",
-            f"{p}: log-log slope of the layer profile's {what} against the layer l (reported "
-            "beside Thm 3.1)",
-            escape_measurement,
-            _PROFILE.format(p),
-            "exponent",
-        )
-        for p in PROBLEMS
-    }
-    for what in ("tail_W", "ratio_W", "tail_Z")
-)
-LINEAR_ERROR = Quantity(
-    "linear_max_rel_error",
-    "largest relative error of the deep linear solver's speed against sigma_1(G^T X) "
-    "(derived in the spec from 003)",
-    escape_measurement,
-    "the teacher problem, linear networks of the linear depths",
-    "relative",
-)
-ESCAPES = Measure(
-    escape_measurement,
-    (
-        *SPEED.values(),
-        *THM31_C.values(),
-        *TAIL_W.values(),
-        *RATIO_W.values(),
-        *TAIL_Z.values(),
-        LINEAR_ERROR,
-    ),
-)
 
 
 def speed(pts: Points, quantity: Quantity) -> float:

@@ -20,24 +20,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from bottlenecklab.experiments._checks import at_least, at_most, fmt, outcome, unmeasured
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measure,
-    Measurement,
     Outcome,
-    PointResult,
     Points,
     Ungated,
 )
-from bottlenecklab.experiments.saddle._common import ENDS, curve, dynamics, end_losses
-from bottlenecklab.measure import DEPTH, Quantity, loss_drops
+from bottlenecklab.experiments.saddle._common import dynamics
+from bottlenecklab.experiments.saddle._plateaus import (
+    DROPS,
+    GAP_MEAN_DEEP,
+    GAP_MEAN_SHALLOW,
+    GAP_MIN_L2,
+    LAST_LOSS,
+    LOSS0_MINUS_LN10,
+    RATIO_MEAN_END,
+    RATIO_MEAN_SNAPSHOT,
+    SGD_RUN,
+    SNAPSHOT_STEP,
+    read,
+    scalars,
+)
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import COSTS, Dataset, ImageTask
+from bottlenecklab.tasks import ImageTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 DYNAMICS = Ungated(
@@ -167,127 +176,6 @@ def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
     return {"singular": json.dumps(s)}
 
 
-def _train_cost(model: torch.nn.Module, data: Dataset) -> float:
-    X = torch.as_tensor(data.x_train, dtype=torch.float32)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float32)
-    with torch.no_grad():
-        return float(COSTS["cross_entropy"](model(X), Y))
-
-
-def run_measurement(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """This run's depth, the init's training loss (`LOSS0`: run_point's seed, float32)
-    and the final one."""
-    ends = end_losses(model, data, cfg, _train_cost)
-    return Measurement(scalars={DEPTH.name: float(cfg.plan[cfg.run][0]), **ends})
-
-
-RUN = Measure(run_measurement, (DEPTH, *ENDS))
-
-
-def spectra(r: PointResult) -> dict[int, list[list[float]]]:
-    """A run's traced singular values: step -> per layer, the largest first."""
-    return {
-        int(m["step"]): json.loads(m["singular"])
-        for m in r.metrics
-        if isinstance(m.get("singular"), str) and m["singular"]
-    }
-
-
-def _ratios(layers: list[list[float]]) -> list[float]:
-    """`s_1/s_2` of every layer (`[L]`)."""
-    return [s[0] / s[1] if len(s) > 1 and s[1] > 0 else math.inf for s in layers]
-
-
-def summary(cfg: Config, results: list[PointResult]) -> dict[str, Any]:
-    """What the claims and the figure read off the points' logs: `scalars` (the quantities
-    below: drops per depth, the snapshot, the spectral gaps there and at the end), `curves`
-    (depth -> `(steps, losses)`), `spectra` (the depth-`depth` run's, by step), `drops` rows."""
-    scalars: dict[str, float] = {LOSS0_MINUS_LN10.name: math.nan, SNAPSHOT_STEP.name: math.nan}
-    curves, drops_t, sv = {}, [], {}
-    for r in results:
-        if r.status != "done" or DEPTH.name not in r.scalars:
-            continue
-        depth = int(r.value(DEPTH))
-        t, loss = curve(r)
-        curves[depth] = (t, loss)
-        d = loss_drops(
-            t,
-            loss,
-            rise=cfg.drop_rise,
-            fall=cfg.drop_fall,
-            min_fall=cfg.drop_min_fraction * math.log(10),
-        )
-        drops_t += [
-            {"depth": depth, "drop": i, "start": a, "peak": p, "end": b, "sharpness": sh, "fall": f}
-            for i, ((a, p, b), sh, f) in enumerate(zip(d["drops"], d["sharpness"], d["falls"]))
-        ]
-        scalars[DROPS.at(depth).name] = float(len(d["drops"]))
-        scalars[LAST_LOSS.at(depth).name] = loss[-1]
-        first = d["sharpness"][0] if d["sharpness"] else math.nan
-        scalars[SHARPNESS_FIRST.at(depth).name] = first
-        if depth != cfg.depth:
-            continue
-        scalars[LOSS0_MINUS_LN10.name] = loss[0] - math.log(10)
-        sv = spectra(r)
-        svd_steps = sorted(sv)
-        if d["flattest"] and svd_steps:
-            snap = min(svd_steps, key=lambda s: abs(s - d["flattest"][0]))
-            scalars[SNAPSHOT_STEP.name] = float(snap)
-            gap, end = _ratios(sv[snap]), _ratios(sv[svd_steps[-1]])
-            for l, g in enumerate(gap, start=1):
-                scalars[GAP_SNAPSHOT.at(l).name] = g
-            scalars[GAP_MIN_L2.name] = min(gap[1:])
-            scalars[GAP_MEAN_DEEP.name] = float(np.mean(gap[depth // 2 :]))
-            scalars[GAP_MEAN_SHALLOW.name] = float(np.mean(gap[: depth // 2]))
-            inv = lambda r: float(np.mean([1 / x for x in r[1:]]))  # noqa: E731
-            scalars[RATIO_MEAN_SNAPSHOT.name] = inv(gap)
-            scalars[RATIO_MEAN_END.name] = inv(end)
-    return {"scalars": scalars, "curves": curves, "spectra": sv, "drops": drops_t}
-
-
-_LOG = "the runs' logged losses (every log_every steps) and singular values (every svd_every)"
-_SNAP = "the depth-`depth` run's layers l >= 2 at the snapshot (the traced step nearest the "
-_SNAP += "flattest point between its first two drops)"
-
-
-def _logged(name: str, doc: str, over: str, units: str, shape: str = "scalar") -> Quantity:
-    """A quantity `summary` reads off the points' logs."""
-    return Quantity(name, doc, function=summary, over=over, units=units, shape=shape)
-
-
-LOSS0_MINUS_LN10 = _logged(
-    "loss0_minus_ln10", "C(0) - ln 10 (003 Fig 1: the output ~ 0 at init)", _LOG, "nats"
-)
-SNAPSHOT_STEP = _logged("snapshot_step", "the snapshot's step (nan: no two drops)", _LOG, "step")
-DROPS = _logged("drops_L", "loss drops found by measure.loss_drops", _LOG, "count", "per depth")
-LAST_LOSS = _logged("final_loss_L", "the last logged loss", _LOG, "nats", "per depth")
-SHARPNESS_FIRST = _logged(
-    "sharpness_first_L", "the first drop's sharpness (loss_drops)", _LOG, "ratio", "per depth"
-)
-GAP_SNAPSHOT = _logged(
-    "gap_snapshot_l", "s_1/s_2 of W_l at the snapshot", _SNAP, "ratio", "per layer"
-)
-GAP_MIN_L2 = _logged("gap_min_l2", "smallest s_1/s_2 (003 Fig 1, 3)", _SNAP, "ratio")
-GAP_MEAN_DEEP = _logged("gap_mean_deep", "mean s_1/s_2 over the deeper half", _SNAP, "ratio")
-GAP_MEAN_SHALLOW = _logged(
-    "gap_mean_shallow", "mean s_1/s_2 over the shallower half", _SNAP, "ratio"
-)
-RATIO_MEAN_SNAPSHOT = _logged("ratio_mean_snapshot", "mean s_2/s_1 (003 Fig 3)", _SNAP, "ratio")
-RATIO_MEAN_END = _logged(
-    "ratio_mean_end", "mean s_2/s_1 at the last traced step (003 Fig 3)", _LOG, "ratio"
-)
-
-
-def scalars(cfg: Config, pts: Points) -> dict[str, float]:
-    """`summary`'s scalars of the points' logs (`nan` for a missing one)."""
-    return {k: float(v) for k, v in summary(cfg, list(pts))["scalars"].items()}
-
-
-def read(s: dict[str, float], quantity: Quantity) -> float:
-    """`quantity` in `summary`'s scalars `s` (`nan` when it was not found)."""
-    return s.get(quantity.name, math.nan)
-
-
 def after_escape(
     check: Callable[[Config, dict[str, float]], Outcome],
 ) -> Callable[[Config, Points], Outcome]:
@@ -394,7 +282,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
-    measure=RUN,
+    measure=SGD_RUN,
     claims=CLAIMS,
     figures=("_saddles:mnist_plateaus",),
     doc=__doc__ or "",

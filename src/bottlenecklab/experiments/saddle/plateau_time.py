@@ -26,31 +26,22 @@ from bottlenecklab.experiments._checks import at_most, in_range, listed, reporte
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measure,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import (
-    ENDS,
-    FINAL_LOSS,
-    LOSS0,
     curve,
     dynamics,
-    end_losses,
 )
+from bottlenecklab.experiments.saddle._plateaus import SCALE_RUN
 from bottlenecklab.measure import (
-    DEPTH,
-    TRAIN_COST,
-    Quantity,
-    costs,
     direction_gaps,
     escape_step,
     loglog_slope,
 )
 from bottlenecklab.models import FCNNConfig, NormedFCNNConfig
-from bottlenecklab.tasks import Dataset, TeacherConfig
+from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 Kind = Literal["slope", "tau"]
@@ -146,50 +137,6 @@ def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
         return {}
     theta = torch.cat([p.detach().flatten() for p in model.parameters()]).cpu()
     return {"direction": json.dumps((theta / theta.norm()).tolist())}
-
-
-def run_measurement(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """This run's depth, scale and step, `C(0)` and the final loss (float64) and whether
-    it escaped."""
-    kind, L, a = cfg.plan[cfg.run]
-    ends = end_losses(
-        model, data, cfg, lambda net, d: costs(net, d)[TRAIN_COST.name], torch.float64
-    )
-    scalars = {
-        DEPTH.name: float(L),
-        ALPHA.name: a,
-        INIT_NORM.name: a * math.sqrt(L),
-        LR.name: cfg.train.phases[0].lr,
-        TAU.name: float(kind == "tau"),
-        **ends,
-        ESCAPED.name: float(ends[FINAL_LOSS.name] <= cfg.escape_frac * ends[LOSS0.name]),
-    }
-    return Measurement(scalars=scalars)
-
-
-_RUN = "one run of the plan (its config)"
-ALPHA = Quantity(
-    "alpha", "the init scale alpha (paper 003, Prop 2.2)", run_measurement, _RUN, "scale"
-)
-INIT_NORM = Quantity(
-    "init_norm", "||theta_0|| = alpha sqrt(L)", run_measurement, _RUN, "parameter norm"
-)
-LR = Quantity("lr", "the GD step (c of a tau-run)", run_measurement, _RUN, "step")
-TAU = Quantity(
-    "tau",
-    "1 for a tau-time run (eta_k = c ||theta_k||^(2-L)), 0 for a slope run",
-    run_measurement,
-    _RUN,
-    "flag",
-)
-ESCAPED = Quantity(
-    "escaped",
-    "1 when the final loss is at most escape_frac C(0) (the run stopped at its escape)",
-    run_measurement,
-    "the training set, at the run's two ends",
-    "flag",
-)
-RUN = Measure(run_measurement, (DEPTH, ALPHA, INIT_NORM, LR, TAU, *ENDS, ESCAPED))
 
 
 def escapes(cfg: Config, pts: Points, L: int, frac: float) -> list[float]:
@@ -310,7 +257,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
-    measure=RUN,
+    measure=SCALE_RUN,
     claims=CLAIMS,
     figures=("_saddles:plateau_time",),
     doc=__doc__ or "",
