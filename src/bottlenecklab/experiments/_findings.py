@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bottlenecklab.experiments._awaiting import awaiting_of
-from bottlenecklab.experiments.talk import tripoints
 
 __all__ = ["FINDINGS", "Finding", "expected_states", "finding_of"]
 
@@ -89,8 +88,8 @@ FINDINGS: tuple[Finding, ...] = (
         spec="leaky-resnets.md, Findings (re-measured as its fourth review asks)",
     ),
     Finding(
-        experiment=tripoints.EXPERIMENT,
-        claim=tripoints.DEEP_AFFINE_RANK_1,
+        experiment="talk/tripoints",
+        claim="deep-affine-rank-1",
         source="002 slide 'Implications: Classification' (its figure)",
         statement=(
             "the slide's figure shows a deep net's 4-class decision map without tripoints "
@@ -128,7 +127,7 @@ FINDINGS: tuple[Finding, ...] = (
             "measured on the rank-1 nets"
         ),
         spec="depth-and-rank.md, Findings",
-        conditional=(tripoints.RANK1_NO_TRIPOINT,),
+        conditional=("rank1-no-tripoint",),
     ),
 )
 
