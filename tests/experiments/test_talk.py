@@ -10,6 +10,9 @@ import pytest
 
 from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+from bottlenecklab.experiments.talk import _classify as classify
+from bottlenecklab.experiments.talk import _cnn as modes
+from bottlenecklab.experiments.talk import _rates as rates
 from bottlenecklab.experiments.talk import kernel_vs_depth as kvd
 from bottlenecklab.experiments.talk import newtonian_cnn as cnn
 from bottlenecklab.experiments.talk import tripoints as tp
@@ -53,10 +56,10 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
         _point(
             {"task.n_train": n, "seed": s},
             {
-                kvd.N_TRAIN: float(n),
-                kvd.GP_ERROR.at(1): float(n) ** slope1,
-                kvd.GP_ERROR.at(2): float(n) ** slope2,
-                kvd.KERNEL_TEST_ERROR: 1.0,
+                rates.N_TRAIN: float(n),
+                rates.GP_ERROR.at(1): float(n) ** slope1,
+                rates.GP_ERROR.at(2): float(n) ** slope2,
+                rates.KERNEL_TEST_ERROR: 1.0,
                 TEST_COST: 0.5,
             },
         )
@@ -104,7 +107,7 @@ def _tri_points(deep_ranks, deep_tri, shallow_tri, shallow_ranks=(2, 2, 2)) -> l
                     {"arch": arch, "seed": s},
                     {
                         MIDDLE_AFFINE_RANK: float(r),
-                        tp.MIDDLE_AFFINE_RATIO: 0.05 if r == 1 else 0.6,
+                        classify.MIDDLE_AFFINE_RATIO: 0.05 if r == 1 else 0.6,
                         MIDDLE_RANK: float(r + 1),  # the weight rank counts the offset
                         TRIPOINTS.at(256): float(t[0]),
                         TRIPOINTS.at(512): float(t[1]),
@@ -186,10 +189,10 @@ def test_the_finding_is_the_figure_and_the_conditional_stays_asserted() -> None:
 
 def _cnn(over: dict[Any, float]) -> list[PointResult]:
     values = {
-        cnn.MIDDLE_LAYERS: 3.0,
-        cnn.MIDDLE_LOW_MODE_LAYERS: 2.0,
-        cnn.BASELINE_TEST_COST: 0.35,
-        cnn.RELATIVE_TEST_COST: 0.1,
+        modes.MIDDLE_LAYERS: 3.0,
+        modes.MIDDLE_LOW_MODE_LAYERS: 2.0,
+        modes.BASELINE_TEST_COST: 0.35,
+        modes.RELATIVE_TEST_COST: 0.1,
     }
     return [_point({}, {**values, **over})]
 
@@ -198,8 +201,8 @@ def _cnn(over: dict[Any, float]) -> list[PointResult]:
     "over, verdicts",
     [
         ({}, (True, True)),
-        ({cnn.RELATIVE_TEST_COST: 0.3}, (False, True)),
-        ({cnn.MIDDLE_LOW_MODE_LAYERS: 1.0}, (True, False)),
+        ({modes.RELATIVE_TEST_COST: 0.3}, (False, True)),
+        ({modes.MIDDLE_LOW_MODE_LAYERS: 1.0}, (True, False)),
     ],
 )
 def test_newtonian_claims(over, verdicts) -> None:

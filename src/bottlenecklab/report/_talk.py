@@ -9,8 +9,8 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from bottlenecklab.experiments import RunRecord
-from bottlenecklab.experiments.talk import tripoints as tp
-from bottlenecklab.experiments.talk.kernel_vs_depth import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN
+from bottlenecklab.experiments.talk._classify import BOX_X0, BOX_X1, BOX_Y0, BOX_Y1
+from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN
 from bottlenecklab.measure import MIDDLE_RANK, TEST_COST, Quantity, spectra_by_layer
 from bottlenecklab.measure._decision import TRIPOINTS
 from bottlenecklab.report._style import plt, save
@@ -99,7 +99,7 @@ def tripoints(record: RunRecord, folder: Path) -> list[Path]:
         ax = axes[archs.index(r.point["arch"])][seeds.index(r.point.get("seed", 0))]
         rows = sorted(r.tables["decision_map"], key=lambda x: x["row"])
         labels = np.array([[int(c) for c in x["labels"]] for x in rows])  # [R, R], [i, j]
-        extent = tuple(r.value(q) for q in (tp.BOX_X0, tp.BOX_X1, tp.BOX_Y0, tp.BOX_Y1))
+        extent = tuple(r.value(q) for q in (BOX_X0, BOX_X1, BOX_Y0, BOX_Y1))
         ax.imshow(labels.T, origin="lower", extent=extent, cmap="Pastel1", vmin=0, vmax=8)
         pts = [p for p in r.tables.get("tripoints", []) if p["resolution"] == cfg.map_resolution]
         if pts:
