@@ -11,11 +11,13 @@ import torch
 
 from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._quantity import Quantity
+from bottlenecklab.measure._rank_rule import RankRule
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import linear_representation_cost, partial_isometry_distance_sq
 
 __all__ = [
     "BOUND_SLACKS",
+    "JACOBIAN_RANK_RULE",
     "RANDOM_CHAIN_SLACK",
     "RANDOM_THM15_SLACK",
     "TRAINED_CHAIN_SLACK",
@@ -33,7 +35,11 @@ __all__ = [
     "representation_jacobians",
 ]
 
-RANK_REL = 1e-3  # Jacobian rank: s_i > 1e-3 s_1 (spec `depth-and-rank.md`)
+# The Jacobian rank: s_i > 1e-3 s_1 of each Jacobian (spec `depth-and-rank.md`; paper 001
+# states no cutoff), one for every layer and sample compared; the probe's `jacobian_rank`
+# counts with it too (`jacobian_rank_log_det`).
+JACOBIAN_RANK_RULE = RankRule.relative(1e-3)
+RANK_REL = JACOBIAN_RANK_RULE.cutoff  # its cutoff, as `jacobian_rank_log_det` applies it
 
 
 def _activation_slope(model: Any, z: torch.Tensor) -> torch.Tensor:
