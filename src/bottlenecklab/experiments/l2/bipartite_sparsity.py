@@ -6,8 +6,9 @@ Depth-2 bias-free ReLU nets on `X = I_N`, `Y = B_N` (the complete bipartite grap
 `E^T E`), mean cost plus `lam ||theta||^2`, trained (float64) by restarted L-BFGS, then
 restarted trust-region Newton, then Newton-KKT on the kink manifold (`kink_newton`, as
 `l2/width-plateau-digits`), at widths 4-32 with 4 restarts each. The optimum needs
-`N^2/4` neurons, one per cross pair `(e_i + e_j)/sqrt 2`; Remark 23's width-`N` net fits with `||theta||^2 = N^2 + N` but is
-not optimal; the wide optimum has `loss / lam = N^2 - lam N (N - 1)` (derived).
+`N^2/4` neurons, one per cross pair `(e_i + e_j)/sqrt 2`; Remark 23's width-`N` net fits
+with `||theta||^2 = N^2 + N` but is not optimal; the wide optimum has
+`loss / lam = N^2 - lam N (N - 1)` (derived).
 Expected (N = 8): every claim passes, gated as the width plateaus (the restart that sets
 each width's best and its near-ties certified). Quick preset: 28 runs, ~4 min CPU.
 Pilots and measurements: `docs/lab-notes/l2.md`.
