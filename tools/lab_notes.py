@@ -77,6 +77,15 @@ def sections(root: Path) -> dict[str, str]:
                     f"| {_cell(c.measured)} | {_cell(c.expected)} | {margin} | {_cert(c)} "
                     f"| {point_time_s(r.meta):.0f} s |"
                 )
+        ran = {r.name for r in records}
+        absent = sorted(
+            n
+            for n in EXPERIMENTS
+            if PAGE_OF.get(n.split("/")[0], n.split("/")[0]) == page
+            if n not in ran
+        )
+        if absent:
+            lines += ["", "Not in this run: " + ", ".join(f"`{n}`" for n in absent) + "."]
         out[page] = "\n".join(lines)
     return out
 

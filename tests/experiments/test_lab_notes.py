@@ -6,6 +6,8 @@ import importlib.util
 import shutil
 from pathlib import Path
 
+from bottlenecklab.experiments import EXPERIMENTS
+
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "lab_notes.py"
 spec = importlib.util.spec_from_file_location("lab_notes", TOOL)
 lab_notes = importlib.util.module_from_spec(spec)
@@ -26,6 +28,9 @@ def test_the_area_page_gets_every_claim_of_the_run(smoke_record, tmp_path) -> No
     assert "old" not in text and text.endswith("pilots\n")
     for c in record.claims:
         assert f"| `{NAME}` | {record.meta['seed']} | `{c.id}` | {c.state} |" in text
+    # the area's other experiments are named as not in the run
+    others = sorted(n for n in EXPERIMENTS if n.startswith("leaky-resnet/") and n != NAME)
+    assert f"Not in this run: {', '.join(f'`{n}`' for n in others)}." in text
 
 
 def test_a_page_without_markers_or_no_runs_is_one_line(smoke_record, tmp_path, capsys) -> None:
