@@ -121,12 +121,13 @@ def test_a_claim_reads_only_its_points() -> None:
 
 
 def test_tagged_ids_of_a_per_experiment_read_their_claims_gate() -> None:
-    claim = dataclasses.replace(CLAIM, id="plateau(lam=0.001)")
-    exp = _exp(per="train.lam", plateau=READS)
+    # the test experiment's own claim `c`, tagged as the runner tags it (`c(lam=0.001)`)
+    claim = dataclasses.replace(CLAIM, id="c(lam=0.001)")
+    exp = _exp(per="train.lam", c=READS)
     (c,) = judge(exp, None, [claim], [_point(0.5, 0.5, 0.5)])
     assert c.state == "not-converged"
-    assert exp.reads_of("plateau(lam=0.001)") == READS and exp.reads_of("plateau(x=1)") is None
-    assert _exp(plateau=READS).reads_of("plateau(lam=0.001)") is None  # no `per`: no tags
+    assert exp.reads_of("c(lam=0.001)") == READS and exp.reads_of("c(x=1)") is None
+    assert _exp(c=READS).reads_of("c(lam=0.001)") is None  # no `per`: no tags
 
 
 @pytest.mark.parametrize(
