@@ -9,9 +9,10 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.theory import tripoint_blocks
 
-__all__ = ["accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
+__all__ = ["TRAIN_ACCURACY", "accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
 
 GRID_BLOCK = 2**14  # grid points evaluated at once
 
@@ -84,3 +85,12 @@ def tripoint_table(
         counts[f"tripoints_{res}"] = float(len(centres))
         rows += [{"resolution": res, "x": float(x), "y": float(y)} for x, y in centres]
     return counts, rows
+
+
+TRAIN_ACCURACY = Quantity(
+    "train_accuracy",
+    "the fraction of training points whose largest output is their class (`accuracy`)",
+    function=accuracy,
+    over="a trained classifier on its training set (float64 copy)",
+    units="fraction",
+)
