@@ -463,6 +463,27 @@ def test_bipartite_claims_not_converged_without_certificate(points, unconverged)
     assert _states(BI, cfg, _bi_points(BI_GOOD, pairs=12.0))[bs.PAIRS.id] == "failed"
 
 
+@pytest.mark.parametrize(
+    ("above", "state"),
+    [
+        (1.2e-3, "passed"),  # an unfinished restart 0.12 % above its width's best: reported
+        (5e-5, "not-converged"),  # a near-tie (within trend_tol): it could be the best
+    ],
+)
+def test_bipartite_gates_the_restarts_the_claims_read(above, state):
+    """As the width plateaus (spec l2-sparsity.md, fourth review): a restart far above its
+    width's best that is not stationary does not hold the claims back; one within the
+    trend tolerance does."""
+    cfg = resolve_config(get(BI), "quick")
+    restart = _bi_points({16: BI_GOOD[16] * (1 + above)}, stat=0.05)[0]
+    restart = dataclasses.replace(restart, point={"model.width": 16, "seed": 1})
+    pts = [*_bi_points(BI_GOOD), restart]
+    claims = {c.id: c for c in judge(get(BI), cfg, get(BI).evaluate(cfg, pts), pts)}
+    assert {claims[c.id].state for c in BI_TRAINED} == {state}
+    unfinished = claims[bs.UNFINISHED_RESTARTS.id]
+    assert unfinished.measured == (1.0 if state == "passed" else 0.0)
+
+
 # ---------------------------------------------------------------- attraction-repulsion
 
 AR = ar.EXPERIMENT.name

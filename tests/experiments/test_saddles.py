@@ -14,53 +14,43 @@ import torch
 
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
 from bottlenecklab.experiments._verdicts import judge
-from bottlenecklab.experiments.saddle import mnist_plateaus
+from bottlenecklab.experiments.saddle import _escape as esc
+from bottlenecklab.experiments.saddle import _plateaus as pl
+from bottlenecklab.experiments.saddle import circle_escape as ce
+from bottlenecklab.experiments.saddle import escape_vs_depth as evd
+from bottlenecklab.experiments.saddle import mnist_plateaus as mp
+from bottlenecklab.experiments.saddle import plateau_time as pt
+from bottlenecklab.experiments.saddle._common import FINAL_LOSS, LOSS0
 from bottlenecklab.experiments.saddle._common import curve as mnist_curve
-from bottlenecklab.experiments.saddle.mnist_plateaus import summary
-from bottlenecklab.measure import loss_drops
+from bottlenecklab.experiments.saddle._plateaus import summary
+from bottlenecklab.measure import DEPTH, loss_drops
 from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
     "saddle/circle-escape": (
-        (
-            "width1-optimum",
-            "construction-half",
-            "best-at-largest-width",
-            "fraction-rises",
-            "fraction-adjacent-z",
-            "fraction-at-largest-width",
-            "fraction-estimate",
-            "eq6",
-            "eq6-extremes",
-            "rank2-first-layer",
-            "rank1-second-layer",
-        ),
+        tuple(c.id for c in ce.CLAIMS),
         ("circle_escape",),
-        ("width1_grid", "construction", "sigma1_GX", "eq6_error", "ratio_W1_best"),
+        (esc.WIDTH1_GRID, esc.CONSTRUCTION, esc.SIGMA1_GX, esc.EQ6_ERROR, esc.RATIO_W1_BEST),
     ),
     "saddle/escape-vs-depth": (
-        (
-            "circle-monotone",
-            "circle-monotone-warm",
-            "teacher-monotone",
-            "teacher-monotone-warm",
-            "circle-depth2",
-            "circle-depth3",
-            "prop34",
-            "linear-baseline",
-        ),
+        tuple(c.id for c in evd.CLAIMS),
         ("escape_vs_depth",),
-        ("circle_best_L2", "teacher_best_L2", "circle_thm31_c", "linear_max_rel_error"),
+        (
+            esc.SPEED["circle", "best"].at(2),
+            esc.SPEED["teacher", "best"].at(2),
+            esc.THM31_C["circle"],
+            esc.LINEAR_ERROR,
+        ),
     ),
     "saddle/plateau-time": (
-        ("slope-L3", "slope-first-L3", "tau-direction"),
+        (pt.SLOPE[3].id, pt.SLOPE_FIRST[3].id, pt.TAU_DIRECTION.id),
         ("plateau_time",),
-        ("loss0", "final_loss", "escaped"),
+        (LOSS0, FINAL_LOSS, pl.ESCAPED),
     ),
     "saddle/mnist-plateaus": (
-        ("initial-loss", "two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows"),
+        tuple(c.id for c in mp.CLAIMS),
         ("mnist_plateaus",),
-        ("depth", "loss0", "final_loss"),
+        (DEPTH, LOSS0, FINAL_LOSS),
     ),
 }
 
@@ -74,8 +64,8 @@ def test_smoke_run(name, smoke_record):
     for f in figures:
         assert (out / "figures" / f"{f}.png").exists()
     point = record.points[0]
-    for key in scalars:
-        assert key in point.scalars and math.isfinite(point.scalars[key])
+    for q in scalars:
+        assert math.isfinite(point.get(q)), q
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -96,24 +86,25 @@ def _result(scalars, tables=None) -> PointResult:
     return PointResult("p", {}, "done", "", scalars, [], [], 0, 0.0, tables or {})
 
 
-def _with(result: PointResult, **changes) -> PointResult:
-    return dataclasses.replace(result, scalars={**result.scalars, **changes})
+def _with(result: PointResult, changes) -> PointResult:
+    """`result` with the scalars of `changes` (quantity -> value) changed."""
+    by_name = {q.name: v for q, v in changes.items()}
+    return dataclasses.replace(result, scalars={**result.scalars, **by_name})
 
 
 def _circle_good(cfg):
     s = {
-        "width1_grid": math.sqrt(2) - 1,
-        "best_w1": math.sqrt(2) - 1,
-        "construction": 0.5,
-        "eq6_error": 1e-16,
-        "eq6_quarter_error": 1e-16,
-        "eq6_pi8": 1e-17,
-        "ratio_W1_best": 1.0,
-        "ratio_W2_best": 1e-10,
+        esc.WIDTH1_GRID.name: math.sqrt(2) - 1,
+        esc.CONSTRUCTION.name: 0.5,
+        esc.EQ6_ERROR.name: 1e-16,
+        esc.EQ6_QUARTER_ERROR.name: 1e-16,
+        esc.EQ6_PI8.name: 1e-17,
+        esc.RATIO_W1_BEST.name: 1.0,
+        esc.RATIO_W2_BEST.name: 1e-10,
     }
     for i, w in enumerate(cfg.widths):
-        s[f"best_w{w}"] = 0.5 if w > 1 else math.sqrt(2) - 1
-        s[f"fraction_w{w}"] = 0.9 * i / (len(cfg.widths) - 1)
+        s[esc.BEST.at(w).name] = 0.5 if w > 1 else math.sqrt(2) - 1
+        s[esc.FRACTION.at(w).name] = 0.9 * i / (len(cfg.widths) - 1)
     top = cfg.widths[-1]
     rows = [{"width": top, "restart": 0, "speed": 0.5, "ratio_W1": 1.0}]
     rows += [{"width": top, "restart": 1, "speed": 0.45, "ratio_W1": 0.1}]  # not at 1/2
@@ -127,15 +118,15 @@ def _with_restarts(result: PointResult, *rows) -> PointResult:
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("width1-optimum", {"width1_grid": 0.40}),
-        ("width1-optimum", {"best_w1": 0.40}),
-        ("construction-half", {"construction": 0.5 - 1e-9}),
-        ("best-at-largest-width", {"best_w64": 0.45}),
-        ("fraction-rises", {f"fraction_w{w}": 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
-        ("fraction-at-largest-width", {"fraction_w64": 58 / 128}),
-        ("eq6", {"eq6_error": 1e-6}),
-        ("eq6-extremes", {"eq6_pi8": 1e-3}),
-        ("rank1-second-layer", {"ratio_W2_best": 0.3}),
+        (ce.WIDTH1_OPTIMUM, {esc.WIDTH1_GRID: 0.40}),
+        (ce.WIDTH1_OPTIMUM, {esc.BEST.at(1): 0.40}),
+        (ce.CONSTRUCTION_HALF, {esc.CONSTRUCTION: 0.5 - 1e-9}),
+        (ce.BEST_AT_LARGEST_WIDTH, {esc.BEST.at(64): 0.45}),
+        (ce.FRACTION_RISES, {esc.FRACTION.at(w): 0.5 for w in (1, 2, 4, 8, 16, 32, 64)}),
+        (ce.FRACTION_AT_LARGEST_WIDTH, {esc.FRACTION.at(64): 58 / 128}),
+        (ce.EQ6_CLAIM, {esc.EQ6_ERROR: 1e-6}),
+        (ce.EQ6_EXTREMES, {esc.EQ6_PI8: 1e-3}),
+        (ce.RANK1_SECOND_LAYER, {esc.RATIO_W2_BEST: 0.3}),
     ],
 )
 def test_circle_claims_fail(claim, change):
@@ -143,8 +134,8 @@ def test_circle_claims_fail(claim, change):
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
     assert all(c.passed for c in exp.evaluate(cfg, [good]))
-    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, **change)])}
-    assert not bad[claim].passed
+    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, change)])}
+    assert not bad[claim.id].passed
     assert not any(c.passed for c in exp.evaluate(cfg, [_result({})]) if c.asserted)
 
 
@@ -155,7 +146,7 @@ def test_rank2_first_layer_reads_the_restarts_at_one_half():
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    claim = lambda r: {c.id: c for c in exp.evaluate(cfg, [r])}["rank2-first-layer"]  # noqa: E731
+    claim = lambda r: {c.id: c for c in exp.evaluate(cfg, [r])}[ce.RANK2_FIRST_LAYER.id]  # noqa: E731
     assert claim(good).passed and claim(good).measured == 1.0
     one_rank1 = {"width": 64, "restart": 2, "speed": 0.5 - 0.5e-3, "ratio_W1": 0.2}
     bad = _with_restarts(good, *good.tables["restarts"], one_rank1)
@@ -176,9 +167,9 @@ def test_rank2_first_layer_is_not_measured_on_random_directions():
     )
     m = exp.measure(None, None, cfg)
     result = _result(m.scalars, m.tables)
-    assert result.scalars["ratio_W1_best"] >= cfg.rank2_min  # the former, vacuous criterion
-    assert result.scalars["best_w64"] < 0.5 - cfg.optimum_tol
-    claim = {c.id: c for c in exp.evaluate(cfg, [result])}["rank2-first-layer"]
+    assert result.value(esc.RATIO_W1_BEST) >= cfg.rank2_min  # the former, vacuous criterion
+    assert result.value(esc.BEST.at(64)) < 0.5 - cfg.optimum_tol
+    claim = {c.id: c for c in exp.evaluate(cfg, [result])}[ce.RANK2_FIRST_LAYER.id]
     assert claim.state == "not-measured" and not claim.passed
 
 
@@ -198,10 +189,10 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
     good = _circle_good(cfg)
-    changed = {f"fraction_w{w}": f for w, f in zip(cfg.widths, fractions)}
-    claims = {c.id: c for c in exp.evaluate(cfg, [_with(good, **changed)])}
-    assert claims["fraction-rises"].passed is passes
-    assert not claims["fraction-adjacent-z"].asserted
+    changed = {esc.FRACTION.at(w): f for w, f in zip(cfg.widths, fractions)}
+    claims = {c.id: c for c in exp.evaluate(cfg, [_with(good, changed)])}
+    assert claims[ce.FRACTION_RISES.id].passed is passes
+    assert not claims[ce.FRACTION_ADJACENT_Z.id].asserted
 
 
 @pytest.mark.parametrize(
@@ -220,10 +211,11 @@ def test_fraction_rises_accounts_for_binomial_noise(fractions, passes):
 def test_fraction_at_largest_width_is_a_lower_bound_above_half(fraction, passes):
     exp = get("saddle/circle-escape")
     cfg = resolve_config(exp, "quick")
-    claims = {c.id: c for c in exp.evaluate(cfg, [_with(_circle_good(cfg), fraction_w64=fraction)])}
-    c = claims["fraction-at-largest-width"]
+    changed = _with(_circle_good(cfg), {esc.FRACTION.at(64): fraction})
+    claims = {c.id: c for c in exp.evaluate(cfg, [changed])}
+    c = claims[ce.FRACTION_AT_LARGEST_WIDTH.id]
     assert c.asserted and c.passed is passes
-    estimate = claims["fraction-estimate"]
+    estimate = claims[ce.FRACTION_ESTIMATE.id]
     assert not estimate.asserted and estimate.state == "reported"
     if math.isfinite(fraction):
         # The bound is the exact binomial one: P(X >= k | p = lower) = alpha.
@@ -248,8 +240,8 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
     passing = [
         k
         for k in range(n + 1)
-        if {c.id: c for c in exp.evaluate(cfg, [_with(good, fraction_w64=k / n)])}[
-            "fraction-at-largest-width"
+        if {c.id: c for c in exp.evaluate(cfg, [_with(good, {esc.FRACTION.at(64): k / n})])}[
+            ce.FRACTION_AT_LARGEST_WIDTH.id
         ].passed
     ]
     assert passing == list(range(passing[0], n + 1))
@@ -269,11 +261,11 @@ def test_adjacent_z_is_the_two_proportion_z():
 
 
 def _depth_good(cfg):
-    s = {"linear_max_rel_error": 1e-6}
+    s = {esc.LINEAR_ERROR.name: 1e-6}
     for p, base in (("circle", math.sqrt(2) - 1), ("teacher", 1.0)):
         for i, L in enumerate(cfg.depths):
-            s[f"{p}_best_L{L}"] = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
-            s[f"{p}_cold_L{L}"] = s[f"{p}_best_L{L}"]
+            best = base + (0.5 - base if (p == "circle" and i) else 0.01 * i)
+            s[esc.SPEED[p, "best"].at(L).name] = s[esc.SPEED[p, "cold"].at(L).name] = best
     speeds = [{"prop34_lhs": 0.5, "prop34_rhs": 1.0}]
     return _result(s, {"speeds": speeds})
 
@@ -281,11 +273,11 @@ def _depth_good(cfg):
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("circle-monotone", {"circle_cold_L5": 0.45}),
-        ("teacher-monotone", {"teacher_cold_L8": 0.9}),
-        ("circle-depth2", {"circle_best_L2": 0.40}),
-        ("circle-depth3", {"circle_best_L3": 0.45}),
-        ("linear-baseline", {"linear_max_rel_error": 1e-3}),
+        (evd.MONOTONE["circle"], {esc.SPEED["circle", "cold"].at(5): 0.45}),
+        (evd.MONOTONE["teacher"], {esc.SPEED["teacher", "cold"].at(8): 0.9}),
+        (evd.CIRCLE_DEPTH2, {esc.SPEED["circle", "best"].at(2): 0.40}),
+        (evd.CIRCLE_DEPTH3, {esc.SPEED["circle", "best"].at(3): 0.45}),
+        (evd.LINEAR_BASELINE, {esc.LINEAR_ERROR: 1e-3}),
     ],
 )
 def test_depth_claims_fail(claim, change):
@@ -293,19 +285,19 @@ def test_depth_claims_fail(claim, change):
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
     assert all(c.passed for c in exp.evaluate(cfg, [good]))
-    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, **change)])}
-    assert not bad[claim].passed
+    bad = {c.id: c for c in exp.evaluate(cfg, [_with(good, change)])}
+    assert not bad[claim.id].passed
 
 
 def test_depth_prop34_claim_fails():
     exp = get("saddle/escape-vs-depth")
     cfg = resolve_config(exp, "quick")
     good = _depth_good(cfg)
-    ok = {c.id: c for c in exp.evaluate(cfg, [good])}["prop34"]
+    ok = {c.id: c for c in exp.evaluate(cfg, [good])}[evd.PROP34.id]
     assert ok.passed and ok.measured == 0.5 and ok.margin_scale == "decades"
     assert "0.5 nats = 0.217 decades" in ok.statement  # the slack beside the pass
     bad = dataclasses.replace(good, tables={"speeds": [{"prop34_lhs": 2.0, "prop34_rhs": 1.0}]})
-    assert not {c.id: c for c in exp.evaluate(cfg, [bad])}["prop34"].passed
+    assert not {c.id: c for c in exp.evaluate(cfg, [bad])}[evd.PROP34.id].passed
 
 
 def test_monotone_reads_cold_starts_only():
@@ -318,18 +310,21 @@ def test_monotone_reads_cold_starts_only():
     good = _depth_good(cfg)
     warm = (0.056, 0.397, 0.404, 0.404, 0.404, 0.404, 0.404)
     cold = (0.056, 0.026, 0.005, 0.001, 0.0, 0.0, 0.0)
+    best, cold_q = esc.SPEED["circle", "best"], esc.SPEED["circle", "cold"]
     untrained = _with(
         good,
-        **{f"circle_best_L{L}": v for L, v in zip(cfg.depths, warm)},
-        **{f"circle_cold_L{L}": v for L, v in zip(cfg.depths, cold)},
+        {
+            **{best.at(L): v for L, v in zip(cfg.depths, warm)},
+            **{cold_q.at(L): v for L, v in zip(cfg.depths, cold)},
+        },
     )
     claims = {c.id: c for c in exp.evaluate(cfg, [untrained])}
-    assert not claims["circle-monotone"].passed and claims["circle-monotone"].asserted
-    assert not claims["circle-monotone-warm"].asserted
-    assert claims["circle-monotone-warm"].measured == pytest.approx(0.0)
+    mono, warm_claim = claims[evd.MONOTONE["circle"].id], claims[evd.MONOTONE_WARM["circle"].id]
+    assert not mono.passed and mono.asserted
+    assert not warm_claim.asserted and warm_claim.measured == pytest.approx(0.0)
     # A cold curve that is monotone passes, whatever the warm one says.
-    cold_up = _with(good, **{f"circle_best_L{L}": 0.1 for L in cfg.depths})
-    assert {c.id: c for c in exp.evaluate(cfg, [cold_up])}["circle-monotone"].passed
+    cold_up = _with(good, {best.at(L): 0.1 for L in cfg.depths})
+    assert {c.id: c for c in exp.evaluate(cfg, [cold_up])}[evd.MONOTONE["circle"].id].passed
 
 
 def test_cli_smoke_run(tmp_path):
@@ -368,7 +363,9 @@ def _plateau_points(cfg, slopes=None, stuck=(), gap=1e-3) -> list[PointResult]:
                     }
                 )
         out.append(
-            PointResult(f"p{i}", {"run": i}, "done", "", {"loss0": 1.0}, [], [], 0, 0.0, {}, rows)
+            PointResult(
+                f"p{i}", {"run": i}, "done", "", {LOSS0.name: 1.0}, [], [], 0, 0.0, {}, rows
+            )
         )
     return out
 
@@ -376,10 +373,10 @@ def _plateau_points(cfg, slopes=None, stuck=(), gap=1e-3) -> list[PointResult]:
 @pytest.mark.parametrize(
     "claim, over",
     [
-        ("slope-L3", {"slopes": {3: -1.3}}),
-        ("slope-L4", {"slopes": {4: -1.0}}),
-        ("slope-L4", {"stuck": (4,)}),
-        ("tau-direction", {"gap": 0.05}),
+        (pt.SLOPE[3], {"slopes": {3: -1.3}}),
+        (pt.SLOPE[4], {"slopes": {4: -1.0}}),
+        (pt.SLOPE[4], {"stuck": (4,)}),
+        (pt.TAU_DIRECTION, {"gap": 0.05}),
     ],
 )
 def test_plateau_claims_fail(claim, over):
@@ -387,7 +384,7 @@ def test_plateau_claims_fail(claim, over):
     cfg = resolve_config(exp, "quick")
     assert all(c.passed for c in exp.evaluate(cfg, _plateau_points(cfg)) if c.asserted)
     bad = {c.id: c for c in exp.evaluate(cfg, _plateau_points(cfg, **over))}
-    assert not bad[claim].passed
+    assert not bad[claim.id].passed
 
 
 def test_plateau_points_train_through_the_grid():
@@ -409,40 +406,41 @@ def test_plateau_points_train_through_the_grid():
 
 def _mnist_good():
     return {
-        "loss0_minus_ln10": 1e-5,
-        "drops_L6": 2.0,
-        "snapshot_step": 1000.0,
-        "gap_min_l2": 5.0,
-        "gap_mean_deep": 20.0,
-        "gap_mean_shallow": 6.0,
-        "ratio_mean_snapshot": 0.1,
-        "ratio_mean_end": 0.4,
-        "final_loss_L6": 0.2,
+        pl.LOSS0_MINUS_LN10: 1e-5,
+        pl.DROPS.at(6): 2.0,
+        pl.SNAPSHOT_STEP: 1000.0,
+        pl.GAP_MIN_L2: 5.0,
+        pl.GAP_MEAN_DEEP: 20.0,
+        pl.GAP_MEAN_SHALLOW: 6.0,
+        pl.RATIO_MEAN_SNAPSHOT: 0.1,
+        pl.RATIO_MEAN_END: 0.4,
+        pl.LAST_LOSS.at(6): 0.2,
     }
 
 
 @pytest.mark.parametrize(
     "claim, change",
     [
-        ("initial-loss", {"loss0_minus_ln10": 0.01}),
-        ("two-drops", {"drops_L6": 1.0}),
-        ("dominant-value", {"gap_min_l2": 2.0}),
-        ("deeper-more-low-rank", {"gap_mean_deep": 5.0}),
-        ("rank-grows", {"ratio_mean_end": 0.15}),
-        ("rank-grows", {"final_loss_L6": 2.3}),  # "at the end" is past the saddles
-        ("rank-grows", {"snapshot_step": float("nan")}),
+        (mp.INITIAL_LOSS, {pl.LOSS0_MINUS_LN10: 0.01}),
+        (mp.TWO_DROPS, {pl.DROPS.at(6): 1.0}),
+        (mp.DOMINANT_VALUE, {pl.GAP_MIN_L2: 2.0}),
+        (mp.DEEPER_MORE_LOW_RANK, {pl.GAP_MEAN_DEEP: 5.0}),
+        (mp.RANK_GROWS, {pl.RATIO_MEAN_END: 0.15}),
+        (mp.RANK_GROWS, {pl.LAST_LOSS.at(6): 2.3}),  # "at the end" is past the saddles
+        (mp.RANK_GROWS, {pl.SNAPSHOT_STEP: float("nan")}),
     ],
 )
 def test_mnist_claims_fail(claim, change, monkeypatch):
     cfg = resolve_config(get("saddle/mnist-plateaus"), "quick")
 
     def judged(scalars):  # the claims on a log whose `summary` gives `scalars`
-        monkeypatch.setattr(mnist_plateaus, "summary", lambda c, pts: {"scalars": scalars})
+        by_name = {q.name: v for q, v in scalars.items()}
+        monkeypatch.setattr(pl, "summary", lambda c, pts: {"scalars": by_name})
         return get("saddle/mnist-plateaus").evaluate(cfg, [_result({})])
 
     assert all(c.passed for c in judged(_mnist_good()))
     bad = {c.id: c for c in judged({**_mnist_good(), **change})}
-    assert not bad[claim].passed
+    assert not bad[claim.id].passed
 
 
 def _mnist_point(cfg, run, loss, gaps):
@@ -453,7 +451,7 @@ def _mnist_point(cfg, run, loss, gaps):
     for t in range(cfg.log_every, steps + 1, cfg.log_every):
         sv = "" if t % cfg.svd_every else json.dumps([[g**-i for i in range(4)] for g in gaps(t)])
         rows.append({"run": run, "step": t, "loss": loss(t), "singular": sv})
-    scalars = {"depth": float(depth), "loss0": loss(0), "final_loss": loss(steps)}
+    scalars = {DEPTH.name: float(depth), LOSS0.name: loss(0), FINAL_LOSS.name: loss(steps)}
     return PointResult(f"p{run}", {"run": run}, "done", "", scalars, [], [], steps, 0.0, {}, rows)
 
 
@@ -479,10 +477,11 @@ def test_mnist_claims_read_the_points_logs():
     claims = judge(exp, cfg, exp.evaluate(cfg, points), points)
     assert all(c.state == "passed" for c in claims), claims
     s = summary(cfg, points)["scalars"]
-    assert 30e3 <= s["snapshot_step"] <= 50e3 and s["snapshot_step"] % cfg.svd_every == 0
-    assert s["drops_L6"] == 2 and s["drops_L4"] == 1  # the depth-4 run ends at 20k
-    assert s["gap_min_l2"] == 5.0
-    factor = s["ratio_mean_end"] / s["ratio_mean_snapshot"]
+    snap = pl.read(s, pl.SNAPSHOT_STEP)
+    assert 30e3 <= snap <= 50e3 and snap % cfg.svd_every == 0
+    assert pl.read(s, pl.DROPS.at(6)) == 2 and pl.read(s, pl.DROPS.at(4)) == 1  # 4 ends at 20k
+    assert pl.read(s, pl.GAP_MIN_L2) == 5.0
+    factor = pl.read(s, pl.RATIO_MEAN_END) / pl.read(s, pl.RATIO_MEAN_SNAPSHOT)
     assert factor == pytest.approx(0.5 / ((2 / 5 + 3 / 8) / 5))
 
 
@@ -497,9 +496,9 @@ def test_mnist_claims_fail_on_an_untrained_curve():
 
     flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
-    assert claims["initial-loss"].state == "passed"
-    dynamics = ("two-drops", "dominant-value", "deeper-more-low-rank", "rank-grows")
-    assert all(claims[i].state in ("failed", "not-measured") for i in dynamics)
+    assert claims[mp.INITIAL_LOSS.id].state == "passed"
+    dynamics = (mp.TWO_DROPS, mp.DOMINANT_VALUE, mp.DEEPER_MORE_LOW_RANK, mp.RANK_GROWS)
+    assert all(claims[c.id].state in ("failed", "not-measured") for c in dynamics)
 
 
 def _noisy(loss, sd, seed):
@@ -522,11 +521,11 @@ def test_two_drops_fails_on_a_noisy_plateau(seed, sd):
     flat = [_mnist_point(cfg, 0, loss, lambda t: [1.1] * cfg.depth)]
     t, curve = mnist_curve(flat[0])
     assert len(loss_drops(t, curve, rise=cfg.drop_rise, fall=cfg.drop_fall)["drops"]) >= 10
-    assert summary(cfg, flat)["scalars"]["drops_L6"] == 0
+    assert pl.read(summary(cfg, flat)["scalars"], pl.DROPS.at(6)) == 0
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, flat), flat)}
-    assert claims["two-drops"].state == "failed"
-    assert claims["dominant-value"].state == "not-measured"
-    assert claims["deeper-more-low-rank"].state == "not-measured"
+    assert claims[mp.TWO_DROPS.id].state == "failed"
+    assert claims[mp.DOMINANT_VALUE.id].state == "not-measured"
+    assert claims[mp.DEEPER_MORE_LOW_RANK.id].state == "not-measured"
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -549,11 +548,11 @@ def test_two_drops_counts_two_real_drops_under_noise(seed):
 
     points = [_mnist_point(cfg, 0, _noisy(staircase, 1e-2, seed), gaps)]
     s = summary(cfg, points)["scalars"]
-    assert s["drops_L6"] == 2 and 30e3 <= s["snapshot_step"] <= 50e3
+    assert pl.read(s, pl.DROPS.at(6)) == 2 and 30e3 <= pl.read(s, pl.SNAPSHOT_STEP) <= 50e3
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, points), points)}
-    assert claims["two-drops"].state == "passed"
-    assert claims["dominant-value"].state == "passed"
-    assert claims["deeper-more-low-rank"].state == "passed"
+    assert claims[mp.TWO_DROPS.id].state == "passed"
+    assert claims[mp.DOMINANT_VALUE.id].state == "passed"
+    assert claims[mp.DEEPER_MORE_LOW_RANK.id].state == "passed"
 
 
 def test_mnist_points_train_through_the_grid():
@@ -589,8 +588,8 @@ def test_plateau_claims_fail_without_an_escape():
     cfg = resolve_config(exp, "quick")
     stuck = _plateau_points(cfg, stuck=(3, 4), gap=1.0)
     claims = {c.id: c for c in judge(exp, cfg, exp.evaluate(cfg, stuck), stuck)}
-    assert claims["slope-L3"].state == claims["slope-L4"].state == "not-measured"
-    assert claims["tau-direction"].state == "failed"
+    assert claims[pt.SLOPE[3].id].state == claims[pt.SLOPE[4].id].state == "not-measured"
+    assert claims[pt.TAU_DIRECTION.id].state == "failed"
 
 
 def test_mnist_paper_preset_names_missing_files(tmp_path, monkeypatch):
@@ -637,8 +636,8 @@ def test_mnist_paper_preset_runs_on_idx_files(tmp_path, monkeypatch, how):
     record = run_experiment(exp, cfg, tmp_path / "run", preset="paper", progress=False)
     six, four = record.points
     assert six.status == four.status == "done", six.message + four.message
-    assert abs(six.scalars["loss0"] - math.log(10)) < 1e-3
-    assert (six.scalars["depth"], four.scalars["depth"]) == (6, 4)
+    assert abs(six.value(LOSS0) - math.log(10)) < 1e-3
+    assert (six.value(DEPTH), four.value(DEPTH)) == (6, 4)
     assert [m["step"] for m in four.metrics] == [5, 10] and six.metrics[-1]["step"] == 20
     traced = [json.loads(m["singular"]) for m in six.metrics if m["singular"]]
     assert [m["step"] for m in six.metrics if m["singular"]] == [10, 20]
@@ -653,5 +652,5 @@ def test_plateau_smoke_traces_the_tau_runs(smoke_record):
         kind = cfg.plan[p.point["run"]][0]
         traced = [m.get("direction") is not None for m in p.metrics]
         assert traced and all(t == (kind == "tau") for t in traced)
-        if kind == "slope" and p.scalars["escaped"]:
+        if kind == "slope" and p.value(pl.ESCAPED):
             assert p.steps == max(m["step"] for m in p.metrics) < cfg.max_steps

@@ -10,12 +10,24 @@ import pytest
 
 from bottlenecklab.cli import main
 from bottlenecklab.experiments import PointResult, get, resolve_config, run_experiment
+from bottlenecklab.experiments.talk import _classify as classify
+from bottlenecklab.experiments.talk import _cnn as modes
+from bottlenecklab.experiments.talk import _rates as rates
+from bottlenecklab.experiments.talk import kernel_vs_depth as kvd
+from bottlenecklab.experiments.talk import newtonian_cnn as cnn
+from bottlenecklab.experiments.talk import tripoints as tp
+from bottlenecklab.measure import MIDDLE_AFFINE_RANK, MIDDLE_RANK, TEST_COST
+from bottlenecklab.measure._decision import TRIPOINTS
 
 NAMES = ("talk/kernel-vs-depth", "talk/tripoints", "talk/newtonian-cnn")
 
 
-def _point(point: dict[str, Any], **scalars: float) -> PointResult:
-    return PointResult("x", point, "done", "", dict(scalars), [], [], 0, 0.0, {})
+def _point(
+    point: dict[str, Any], values: dict[Any, float] | None = None, **scalars: float
+) -> PointResult:
+    """A finished point with `values` (quantity -> value) among its scalars."""
+    named = {str(q): v for q, v in (values or {}).items()}
+    return PointResult("x", point, "done", "", {**named, **scalars}, [], [], 0, 0.0, {})
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -43,11 +55,13 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
     return [
         _point(
             {"task.n_train": n, "seed": s},
-            n_train=float(n),
-            gp_error_d1=float(n) ** slope1,
-            gp_error_d2=float(n) ** slope2,
-            kernel_test_error=1.0,
-            test_cost=0.5,
+            {
+                rates.N_TRAIN: float(n),
+                rates.GP_ERROR.at(1): float(n) ** slope1,
+                rates.GP_ERROR.at(2): float(n) ** slope2,
+                rates.KERNEL_TEST_ERROR: 1.0,
+                TEST_COST: 0.5,
+            },
         )
         for n in (32, 64, 128, 256, 512, 1024)
         for s in (0, 1)
@@ -57,10 +71,10 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
 @pytest.mark.parametrize(
     "slopes, verdicts",
     [
-        ((-1.0, -0.5), {"gp-slope-d1": True, "gp-slope-d2": True}),
-        ((-0.5, -0.5), {"gp-slope-d1": False, "gp-slope-d2": True}),  # d = 1 too slow
-        ((-1.0, -1.0), {"gp-slope-d1": True, "gp-slope-d2": False}),  # no curse in d = 2
-        ((-1.3, -0.35), {"gp-slope-d1": False, "gp-slope-d2": False}),
+        ((-1.0, -0.5), (True, True)),
+        ((-0.5, -0.5), (False, True)),  # d = 1 too slow
+        ((-1.0, -1.0), (True, False)),  # no curse in d = 2
+        ((-1.3, -0.35), (False, False)),
     ],
 )
 def test_kernel_claims(slopes, verdicts) -> None:
@@ -68,8 +82,8 @@ def test_kernel_claims(slopes, verdicts) -> None:
     got = {
         c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _kernel_points(*slopes))
     }
-    assert {k: got[k] for k in verdicts} == verdicts
-    assert got["kernel-composition-slope"] and got["net-composition-slope"]
+    assert (got[kvd.GP_SLOPE[1].id], got[kvd.GP_SLOPE[2].id]) == verdicts
+    assert got[kvd.KERNEL_COMPOSITION_SLOPE.id] and got[kvd.NET_COMPOSITION_SLOPE.id]
 
 
 def test_kernel_claims_fail_without_points() -> None:
@@ -91,11 +105,13 @@ def _tri_points(deep_ranks, deep_tri, shallow_tri, shallow_ranks=(2, 2, 2)) -> l
             out.append(
                 _point(
                     {"arch": arch, "seed": s},
-                    middle_affine_rank=float(r),
-                    middle_affine_ratio=0.05 if r == 1 else 0.6,
-                    middle_rank=float(r + 1),  # the weight rank counts the offset
-                    tripoints_256=float(t[0]),
-                    tripoints_512=float(t[1]),
+                    {
+                        MIDDLE_AFFINE_RANK: float(r),
+                        classify.MIDDLE_AFFINE_RATIO: 0.05 if r == 1 else 0.6,
+                        MIDDLE_RANK: float(r + 1),  # the weight rank counts the offset
+                        TRIPOINTS.at(256): float(t[0]),
+                        TRIPOINTS.at(512): float(t[1]),
+                    },
                 )
             )
     return out
@@ -108,8 +124,8 @@ GOOD = ((1, 1, 2), ((0, 0), (0, 0), (1, 0)), ((2, 2), (1, 1), (0, 0)))
     "ranks, deep_tri, shallow_tri, failing",
     [
         (*GOOD, None),
-        ((2, 1, 2), *GOOD[1:], "deep-affine-rank-1"),  # only one seed at rank 1
-        (GOOD[0], ((0, 0), (0, 1), (1, 0)), GOOD[2], "rank1-no-tripoint"),  # one res suffices
+        ((2, 1, 2), *GOOD[1:], tp.DEEP_AFFINE_RANK_1.id),  # only one seed at rank 1
+        (GOOD[0], ((0, 0), (0, 1), (1, 0)), GOOD[2], tp.RANK1_NO_TRIPOINT.id),  # one res suffices
     ],
 )
 def test_tripoint_claims(ranks, deep_tri, shallow_tri, failing) -> None:
@@ -118,8 +134,8 @@ def test_tripoint_claims(ranks, deep_tri, shallow_tri, failing) -> None:
     claims = exp.evaluate(cfg, _tri_points(ranks, deep_tri, shallow_tri))
     got = {c.id: c.passed for c in claims if c.asserted}
     assert got == {k: k != failing for k in got}
-    assert set(got) == {"rank1-no-tripoint", "deep-affine-rank-1"}
-    shallow = next(c for c in claims if c.id == "shallow-tripoint")  # a premise: reported
+    assert set(got) == {tp.RANK1_NO_TRIPOINT.id, tp.DEEP_AFFINE_RANK_1.id}
+    shallow = next(c for c in claims if c.id == tp.SHALLOW_TRIPOINT.id)  # a premise: reported
     assert not shallow.asserted and shallow.measured == 2
 
 
@@ -128,16 +144,16 @@ def test_a_flat_shallow_net_with_a_tripoint_fails_the_slide() -> None:
     exp = get("talk/tripoints")
     pts = _tri_points(*GOOD, shallow_ranks=(2, 1, 2))  # seed 1's shallow net: flat, 1 tripoint
     got = {c.id: c for c in exp.evaluate(resolve_config(exp, "quick"), pts)}
-    assert not got["rank1-no-tripoint"].passed
-    assert got["rank1-no-tripoint"].measured == 1
+    assert not got[tp.RANK1_NO_TRIPOINT.id].passed
+    assert got[tp.RANK1_NO_TRIPOINT.id].measured == 1
 
 
 def test_the_slide_is_not_measured_without_a_flat_net() -> None:
     exp = get("talk/tripoints")
     pts = _tri_points((2, 2, 2), *GOOD[1:])
     got = {c.id: c for c in exp.evaluate(resolve_config(exp, "quick"), pts)}
-    assert got["rank1-no-tripoint"].state == "not-measured"
-    assert not got["deep-affine-rank-1"].passed
+    assert got[tp.RANK1_NO_TRIPOINT.id].state == "not-measured"
+    assert not got[tp.DEEP_AFFINE_RANK_1.id].passed
 
 
 def test_the_finding_is_the_figure_and_the_conditional_stays_asserted() -> None:
@@ -148,59 +164,59 @@ def test_the_finding_is_the_figure_and_the_conditional_stays_asserted() -> None:
     from bottlenecklab.experiments._findings import finding_of
     from bottlenecklab.experiments._verdicts import judge
 
-    f = finding_of("talk/tripoints", "deep-affine-rank-1")
+    name, deep, cond = tp.EXPERIMENT.name, tp.DEEP_AFFINE_RANK_1.id, tp.RANK1_NO_TRIPOINT.id
+    f = finding_of(name, deep)
     assert f is not None and f.spec == "depth-and-rank.md, Findings"
     assert "not reproduced on the layouts tried" in f.measured
     assert "0.382" in f.measured and "0.640" in f.measured
-    assert f.conditional == ("rank1-no-tripoint",)
-    assert finding_of("talk/tripoints", "rank1-no-tripoint") is None
-    assert expected_states("talk/tripoints", "rank1-no-tripoint") == ("not-measured", "passed")
-    assert expected_states("talk/tripoints", "deep-affine-rank-1") == ("failed",)
-    exp = get("talk/tripoints")
+    assert f.conditional == (cond,)
+    assert finding_of(name, cond) is None
+    assert expected_states(name, cond) == ("not-measured", "passed")
+    assert expected_states(name, deep) == ("failed",)
+    exp = get(name)
     cfg = resolve_config(exp, "quick")
     claims = {c.id: c for c in exp.evaluate(cfg, _tri_points((2, 2, 2), *GOOD[1:]))}
-    assert claims["rank1-no-tripoint"].asserted
-    assert "the slide's figure" in claims["deep-affine-rank-1"].statement
+    assert claims[cond].asserted
+    assert "the slide's figure" in claims[deep].statement
     # the runner marks the finding's claim; the conditional stays not-measured
     judged = {c.id: c for c in judge(exp, cfg, list(claims.values()), [])}
-    assert judged["deep-affine-rank-1"].finding == f.key
-    assert judged["rank1-no-tripoint"].state == "not-measured"
+    assert judged[deep].finding == f.key
+    assert judged[cond].state == "not-measured"
 
 
 # ---------------------------------------------------------------- newtonian-cnn
 
 
-def _cnn(**over: float) -> list[PointResult]:
-    scalars = {
-        "middle_layers": 3.0,
-        "middle_low_mode_layers": 2.0,
-        "baseline_test_cost": 0.35,
-        "relative_test_cost": 0.1,
+def _cnn(over: dict[Any, float]) -> list[PointResult]:
+    values = {
+        modes.MIDDLE_LAYERS: 3.0,
+        modes.MIDDLE_LOW_MODE_LAYERS: 2.0,
+        modes.BASELINE_TEST_COST: 0.35,
+        modes.RELATIVE_TEST_COST: 0.1,
     }
-    scalars.update(over)
-    return [_point({}, **scalars)]
+    return [_point({}, {**values, **over})]
 
 
 @pytest.mark.parametrize(
     "over, verdicts",
     [
-        ({}, {"next-step": True, "middle-low-modes": True}),
-        ({"relative_test_cost": 0.3}, {"next-step": False, "middle-low-modes": True}),
-        ({"middle_low_mode_layers": 1.0}, {"next-step": True, "middle-low-modes": False}),
+        ({}, (True, True)),
+        ({modes.RELATIVE_TEST_COST: 0.3}, (False, True)),
+        ({modes.MIDDLE_LOW_MODE_LAYERS: 1.0}, (True, False)),
     ],
 )
 def test_newtonian_claims(over, verdicts) -> None:
     exp = get("talk/newtonian-cnn")
-    got = {c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _cnn(**over))}
-    assert got == verdicts
+    got = {c.id: c.passed for c in exp.evaluate(resolve_config(exp, "quick"), _cnn(over))}
+    assert got == dict(zip((cnn.NEXT_STEP.id, cnn.MIDDLE_LOW_MODES.id), verdicts))
 
 
 # ---------------------------------------------------------------- untrained networks
 
 UNTRAINED = {"train.phases": ({"optimizer": "adam", "steps": 0, "lr": 1e-3},)}
 TRAINED_CLAIMS = {
-    "talk/tripoints": ("deep-affine-rank-1", "rank1-no-tripoint"),
-    "talk/newtonian-cnn": ("next-step", "middle-low-modes"),
+    "talk/tripoints": (tp.DEEP_AFFINE_RANK_1.id, tp.RANK1_NO_TRIPOINT.id),
+    "talk/newtonian-cnn": (cnn.NEXT_STEP.id, cnn.MIDDLE_LOW_MODES.id),
 }
 
 
@@ -215,7 +231,8 @@ def test_every_trained_claim_is_not_converged_on_an_untrained_network(name, tmp_
     assert record.claims and all(p.steps == 0 for p in record.points)
     states = {c.id: c.state for c in record.claims}
     for cid in TRAINED_CLAIMS[name]:
-        ok = {"not-converged", "not-measured"} if cid == "rank1-no-tripoint" else {"not-converged"}
+        conditional = cid == tp.RANK1_NO_TRIPOINT.id
+        ok = {"not-converged", "not-measured"} if conditional else {"not-converged"}
         assert states[cid] in ok, (cid, states[cid])
     certs = [c.certificate for c in record.claims if c.state == "not-converged"]
     assert certs and all(c["stationarity"] > c["threshold"] for c in certs)
@@ -225,7 +242,7 @@ def test_kernel_claims_are_ungated() -> None:
     """The asserted kernel claims are closed-form estimators: declared `ungated`, no reads."""
     exp = get("talk/kernel-vs-depth")
     assert not exp.reads
-    assert exp.is_ungated("gp-slope-d1") and exp.is_ungated("gp-slope-d2")
+    assert all(exp.is_ungated(c.id) for c in kvd.GP_SLOPE.values())
 
 
 # ---------------------------------------------------------------- quick presets

@@ -12,6 +12,7 @@ from bottlenecklab.measure import (
     mode_table,
     rollout,
 )
+from bottlenecklab.measure._frequency import MODE_RULE
 from bottlenecklab.models import CircularCNNConfig
 from bottlenecklab.tasks import BallGravityConfig
 from bottlenecklab.theory import frequency_order
@@ -42,6 +43,25 @@ def test_mode_table_counts_each_layers_modes() -> None:
     assert len(modes) == sum(len(f) for f in found)
     for row, f in zip(layers, found):
         assert row["max_order"] == max((m["order"] for m in f), default=0)
+
+
+def test_modes_are_counted_by_the_mode_rule() -> None:
+    """`mode_table` counts at `MODE_RULE`'s cutoff (relative 0.1 of the layer's largest
+    `s_(omega, i)`): each counted mode is at least that, each other one below it."""
+    net = CircularCNNConfig(depth=3, channels=2, size=4).build(2 * 16, 16, seed=1)
+    assert (MODE_RULE.kind, MODE_RULE.cutoff) == ("relative", 0.1)
+    assert mode_table(net) == mode_table(net, MODE_RULE.cutoff)
+    for s, found in zip(layer_frequency_singular_values(net), layer_modes(net, MODE_RULE.cutoff)):
+        cut = MODE_RULE.cutoff * float(s.max())
+        assert all(m["value"] >= cut for m in found)
+        counted = {(m["w1"], m["w2"], m["i"]) for m in found}
+        n = s.shape[0]
+        for w1 in range(n):
+            for w2 in range(n):
+                if (w1, w2) > ((-w1) % n, (-w2) % n):  # each conjugate pair once
+                    continue
+                for i, v in enumerate(s[w1, w2].tolist()):
+                    assert ((w1, w2, i) in counted) == (v >= cut)
 
 
 def test_ball_rollout_truth_starts_at_the_recorded_next_frame() -> None:

@@ -14,6 +14,7 @@ from bottlenecklab.measure import (
     tripoint_table,
     tripoints,
 )
+from bottlenecklab.measure._decision import TRIPOINTS
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BlobsConfig
 
@@ -77,13 +78,15 @@ def test_tripoint_table_counts_and_lists_every_resolution():
     W = [[np.cos(a), np.sin(a)] for a in (0.0, 2 * np.pi / 3, 4 * np.pi / 3)]
     net = _linear(W)
     counts, rows = tripoint_table(net, (-1.0, -1.0), (1.0, 1.0), (32, 64))
-    assert set(counts) == {"tripoints_32", "tripoints_64"}
+    assert set(counts) == {TRIPOINTS.at(32).name, TRIPOINTS.at(64).name}
+    assert TRIPOINTS.at(64).name == "tripoints_64"  # the column older runs hold
     for res in (32, 64):
         here = [r for r in rows if r["resolution"] == res]
-        assert counts[f"tripoints_{res}"] == len(here) == len(tripoints(net, (-1, -1), (1, 1), res))
+        count = counts[TRIPOINTS.at(res).name]
+        assert count == len(here) == len(tripoints(net, (-1, -1), (1, 1), res))
         assert len(here) >= 1
     one_projection = _linear([[c, 2 * c] for c in (-3.0, -1.0, 1.0, 3.0)])
     assert tripoint_table(one_projection, (-2.0, -2.0), (2.0, 2.0), (64,)) == (
-        {"tripoints_64": 0.0},
+        {TRIPOINTS.at(64).name: 0.0},
         [],
     )

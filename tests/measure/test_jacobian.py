@@ -115,3 +115,16 @@ def test_representation_jacobian_ranks_see_a_rank_two_bottleneck():
     ranks = representation_jacobian_ranks(net, X)
     assert ranks.shape == (4, 7)
     assert (ranks[0] == 4).all() and (ranks[1:] == 2).all()
+
+
+@pytest.mark.parametrize("rel", [0.5, 1.0, 2.0])
+def test_the_jacobian_rank_counts_by_its_rule(rel: float) -> None:
+    """`jacobian_rank_log_det` counts `s_i > c s_1` with `c` of `JACOBIAN_RANK_RULE`
+    (relative 1e-3): planted values just above and below the cutoff."""
+    from bottlenecklab.measure._jacobian import JACOBIAN_RANK_RULE, jacobian_rank_log_det
+
+    c = JACOBIAN_RANK_RULE.cutoff
+    assert (JACOBIAN_RANK_RULE.kind, c) == ("relative", 1e-3)
+    s = rel * np.array([1.0, 0.5, 1.01 * c, 0.99 * c, 1e-9])
+    rank, log_det = jacobian_rank_log_det(s)
+    assert rank == 3 and log_det == pytest.approx(float(np.log(s[:3]).sum()))

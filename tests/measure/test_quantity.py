@@ -50,3 +50,21 @@ def test_the_docs_list_every_rank_rule(q: Quantity) -> None:
 @pytest.mark.parametrize("q", DECLARED, ids=str)
 def test_a_declaration_says_what_it_is(q: Quantity) -> None:
     assert q.doc.strip() and q.over.strip() and q.units.strip() and callable(q.function)
+
+
+def test_a_family_names_its_members_and_a_measure_holds_them() -> None:
+    """A family (`shape="per width"`) is one declaration; `at(w)` is its column
+    `name + w`, a scalar read like any other; a `Measure` writing one member holds the
+    family, one writing none is refused."""
+    from bottlenecklab.experiments._spec import Measure, Measurement
+
+    fam = Quantity("best_w", "best speed per width", print, "restarts", "speed", "per width")
+    member = fam.at(64)
+    assert (member.name, member.shape, member.doc) == ("best_w64", "scalar", fam.doc)
+    assert fam.holds("best_w64") and not fam.holds("best_w") and not fam.holds("best_w_x")
+    with pytest.raises(ValueError, match="scalar"):
+        member.at(1)
+    wrote = Measure(lambda m, d, c: Measurement({"best_w64": 0.5}), (fam,))
+    assert wrote(None, None, None).scalars == {"best_w64": 0.5} and wrote.writes(member)
+    with pytest.raises(ValueError, match="did not measure"):
+        Measure(lambda m, d, c: Measurement({"other": 0.0}), (fam,))(None, None, None)

@@ -9,10 +9,11 @@ import functools
 import json
 
 from bottlenecklab import cli
+from bottlenecklab.experiments.talk import tripoints
 from bottlenecklab.sweeps import LocalExecutor, RunStore
 from bottlenecklab.sweeps._testing import KillDuring
 
-NAME = "talk/tripoints"  # smoke: a shallow and a deep point of one seed, seconds each
+NAME = tripoints.EXPERIMENT.name  # smoke: a shallow and a deep point of one seed, seconds each
 
 
 class _KillingExecutor(LocalExecutor):
@@ -35,7 +36,7 @@ def test_a_killed_point_is_recorded_and_the_run_still_reports(tmp_path, monkeypa
     run = out / NAME
     assert (run / "summary.md").is_file() and (out / "report.html").is_file()
     claims = {c["id"]: c for c in json.loads((run / "claims.json").read_text())}
-    deep = claims["deep-affine-rank-1"]
+    deep = claims[tripoints.DEEP_AFFINE_RANK_1.id]
     assert deep["state"] == "not-measured"
     assert "1 of 1 points killed: killed by SIGKILL (signal 9)" in deep["measured"]
     assert "diverged" not in deep["measured"]

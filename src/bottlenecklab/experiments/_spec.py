@@ -261,7 +261,8 @@ class Measure:
     Args:
         function: `(model, data, config) -> Measurement` (float64; no formula in it: it
             calls `bottlenecklab.measure`).
-        quantities: the quantities every measurement holds (`Measurement.scalars`).
+        quantities: the quantities every measurement holds (`Measurement.scalars`; of a
+            family, `Quantity(shape="per width")`, at least one member).
     """
 
     function: Callable[[Any, Any, Any], Measurement]
@@ -269,14 +270,14 @@ class Measure:
 
     def __call__(self, model: Any, data: Any, cfg: Any) -> Measurement:
         m = self.function(model, data, cfg)
-        missing = [q.name for q in self.quantities if q.name not in m.scalars]
+        missing = [q.name for q in self.quantities if not any(map(q.holds, m.scalars))]
         if missing:
             raise ValueError(f"{self.function.__name__} did not measure {missing}")
         return m
 
     def writes(self, quantity: Quantity | str) -> bool:
-        """Whether the measurement holds `quantity` (by name)."""
-        return str(quantity) in {q.name for q in self.quantities}
+        """Whether the measurement holds `quantity` (by name; a family's member too)."""
+        return any(q.holds(str(quantity)) for q in self.quantities)
 
     def plus(self, *quantities: Quantity) -> Measure:
         """This measurement and `quantities`, each computed by its own `function(model,

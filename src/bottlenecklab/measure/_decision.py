@@ -12,7 +12,15 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.theory import tripoint_blocks
 
-__all__ = ["TRAIN_ACCURACY", "accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
+__all__ = [
+    "TRAIN_ACCURACY",
+    "TRIPOINTS",
+    "accuracy",
+    "data_box",
+    "decision_map",
+    "tripoint_table",
+    "tripoints",
+]
 
 GRID_BLOCK = 2**14  # grid points evaluated at once
 
@@ -77,16 +85,25 @@ def tripoint_table(
     model: torch.nn.Module, lo: Sequence[float], hi: Sequence[float], resolutions: Sequence[int]
 ) -> tuple[dict[str, float], list[dict[str, float]]]:
     """`tripoints` at every resolution (paper 002, slide 'Implications: Classification'):
-    the counts `{"tripoints_<R>": K}` and the centres in long format, one row
-    `{"resolution", "x", "y"}` per tripoint."""
+    the counts `{TRIPOINTS.at(R).name: K}` (`"tripoints_<R>"`) and the centres in long
+    format, one row `{"resolution", "x", "y"}` per tripoint."""
     counts, rows = {}, []
     for res in resolutions:
         centres = tripoints(model, lo, hi, res)  # [K, 2]
-        counts[f"tripoints_{res}"] = float(len(centres))
+        counts[TRIPOINTS.at(res).name] = float(len(centres))
         rows += [{"resolution": res, "x": float(x), "y": float(y)} for x, y in centres]
     return counts, rows
 
 
+TRIPOINTS = Quantity(
+    "tripoints_",
+    "the number of tripoints (2x2 blocks of the decision map with >= 3 labels) at an R^2 "
+    "map (paper 002, slide 'Implications: Classification')",
+    function=tripoint_table,
+    over="the decision map of a 2-D classifier on a box around its data, at resolution R",
+    units="count",
+    shape="per resolution",
+)
 TRAIN_ACCURACY = Quantity(
     "train_accuracy",
     "the fraction of training points whose largest output is their class (`accuracy`)",

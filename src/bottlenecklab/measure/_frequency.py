@@ -10,11 +10,13 @@ import numpy as np
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._rank_rule import RankRule
 from bottlenecklab.measure._spectra import spectrum_rows
 from bottlenecklab.tasks import Dataset, ball_frames
 from bottlenecklab.theory import frequency_order, frequency_singular_values, significant_modes
 
 __all__ = [
+    "MODE_RULE",
     "ball_rollout",
     "frequency_spectra",
     "layer_frequency_singular_values",
@@ -22,6 +24,12 @@ __all__ = [
     "mode_table",
     "rollout",
 ]
+
+
+# A mode counts when s_(omega, i) >= 0.1 x the layer's largest over every frequency (spec
+# depth-and-rank.md, talk/newtonian-cnn; the talk gives no number): one relative cutoff
+# for every layer compared. `significant_modes` applies its cutoff.
+MODE_RULE = RankRule.relative(0.1)
 
 
 def layer_frequency_singular_values(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -71,9 +79,10 @@ def rollout(model: torch.nn.Module, x0: np.ndarray, steps: int, size: int) -> np
 
 
 def mode_table(
-    model: torch.nn.Module, rel: float
+    model: torch.nn.Module, rel: float = MODE_RULE.cutoff
 ) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
-    """`layer_modes` in long format (paper 002, slide 'Learning Newtonian Mechanics'):
+    """`layer_modes` (at `MODE_RULE`'s cutoff unless `rel` is given) in long format
+    (paper 002, slide 'Learning Newtonian Mechanics'):
     one row `{"layer", **mode}` per significant mode, and one row per layer
     `{"layer", "modes": count, "max_order": largest frequency order (0 without modes)}`."""
     modes, layers = [], []

@@ -35,9 +35,11 @@ __all__ = [
     "representation_jacobians",
 ]
 
-RANK_REL = 1e-3  # Jacobian rank: s_i > 1e-3 s_1 (spec `depth-and-rank.md`)
-# The rule of every rank of a Jacobian `Jf(x)` or `d a~_l / dx` (spec README, "Rank rules")
-JACOBIAN_RANK_RULE = RankRule.paper(RANK_REL, "spec depth-and-rank.md (paper 001's Rank Jf(x))")
+# The Jacobian rank: s_i > 1e-3 s_1 of each Jacobian (spec `depth-and-rank.md`; paper 001
+# states no cutoff), one for every layer and sample compared; the probe's `jacobian_rank`
+# counts with it too (`jacobian_rank_log_det`).
+JACOBIAN_RANK_RULE = RankRule.relative(1e-3)
+RANK_REL = JACOBIAN_RANK_RULE.cutoff  # its cutoff, as `jacobian_rank_log_det` applies it
 
 
 def _activation_slope(model: Any, z: torch.Tensor) -> torch.Tensor:

@@ -18,6 +18,7 @@ quantities their claims read (`Reads((RANK_H_MEDIAN,), ...)`) and read them by o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +38,9 @@ class Quantity:
         function: the `measure` (or `theory`) function whose result holds it.
         over: what it is computed over (`"the training set"`, `"the middle layers"`).
         units: its units (`"rank units"`, `"relative"`, `"count"`, `"nats"`).
-        shape: `"scalar"` (one number per point) unless stated.
+        shape: `"scalar"` (one number per point) unless stated; a family of scalars
+            indexed by a swept value (`"per width"`) is one declaration whose members
+            are its columns `name + index` (`at`).
         rule: for a rank read off singular values, the `RankRule` they are counted by;
             None otherwise.
         kinked: discontinuous at ReLU kinks (momenta, the Hamiltonian, a gap ratio at a
@@ -62,3 +65,22 @@ class Quantity:
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def family(self) -> bool:
+        """Whether this declares a family of columns (`shape` other than `"scalar"`)."""
+        return self.shape != "scalar"
+
+    def at(self, index: object) -> Quantity:
+        """The member of this family at `index`: the scalar column `name + str(index)`
+        (`BEST_SPEED.at(64)` of `best_w` is `best_w64`), otherwise as declared."""
+        if not self.family:
+            raise ValueError(f"quantity {self.name!r} is a scalar, not a family")
+        return dataclasses.replace(self, name=f"{self.name}{index}", shape="scalar")
+
+    def holds(self, name: str) -> bool:
+        """Whether column `name` is this quantity or, for a family, one of its members."""
+        if not self.family:
+            return name == self.name
+        rest = name[len(self.name) :] if name.startswith(self.name) else ""
+        return bool(rest) and "_" not in rest

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from bottlenecklab.experiments import RunRecord
-from bottlenecklab.experiments.saddle.mnist_plateaus import summary
-from bottlenecklab.measure import direction_gaps, escape_step
+from bottlenecklab.experiments.saddle._common import LOSS0, curve
+from bottlenecklab.experiments.saddle._plateaus import ALPHA, SNAPSHOT_STEP, TAU, read, summary
+from bottlenecklab.measure import DEPTH, direction_gaps, escape_step
 from bottlenecklab.report._style import plt, save
 
 __all__ = ["circle_escape", "escape_vs_depth", "mnist_plateaus", "plateau_time"]
@@ -100,30 +100,22 @@ def escape_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
     return [path]
 
 
-def _curve(p: Any) -> tuple[list[float], list[float]]:
-    """A traced run's `(steps, losses)` from step 0 (`loss0`, then its metrics rows)."""
-    rows = sorted(p.metrics, key=lambda m: m["step"])
-    return [0.0] + [m["step"] for m in rows], [p.scalars["loss0"]] + [m["loss"] for m in rows]
-
-
 def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
     """Prop 2.2 (derived): loss curves from several init scales, escape steps vs scale
     (log-log, reference slope `2 - L`), and the `tau`-time runs with their direction gap
     (`measure.direction_gaps`; dotted: the first 1 % loss drop). One point per run."""
-    done = [p for p in record.points if p.status == "done" and "loss0" in p.scalars]
+    done = [p for p in record.points if p.status == "done" and LOSS0.name in p.scalars]
     if not done:
         return []
-    slope = [p for p in done if not p.scalars.get("tau")]
-    tau = sorted((p for p in done if p.scalars.get("tau")), key=lambda p: p.scalars["alpha"])
+    slope = [p for p in done if not p.get(TAU, 0.0)]
+    tau = sorted((p for p in done if p.get(TAU, 0.0)), key=lambda p: p.value(ALPHA))
     fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(11, 3.2))
-    depths = sorted({int(p.scalars["depth"]) for p in slope})
+    depths = sorted({int(p.value(DEPTH)) for p in slope})
     for i, L in enumerate(depths):
-        runs = sorted(
-            (p for p in slope if p.scalars["depth"] == L), key=lambda p: p.scalars["alpha"]
-        )
+        runs = sorted((p for p in slope if p.value(DEPTH) == L), key=lambda p: p.value(ALPHA))
         esc = []
         for j, p in enumerate(runs):
-            t, loss = _curve(p)
+            t, loss = curve(p)
             ax0.semilogx(
                 [max(x, 1) for x in t],
                 loss,
@@ -133,7 +125,7 @@ def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
                 label=f"L = {L}" if j == 0 else None,
             )
             esc.append(escape_step(t, loss, record.config.escape_frac))
-        a = np.array([p.scalars["alpha"] for p in runs])
+        a = np.array([p.value(ALPHA) for p in runs])
         e = np.array(esc, dtype=float)
         ax1.loglog(a, e, "o-", color=f"C{i}", label=f"L = {L}")
         if np.isfinite(e).any():
@@ -147,8 +139,8 @@ def plateau_time(record: RunRecord, folder: Path) -> list[Path]:
     ax1.legend(frameon=False, fontsize=7)
     drops = []
     for j, p in enumerate(tau):
-        t, loss = _curve(p)
-        ax2.plot(t, loss, color=f"C{j}", label=rf"$\alpha$ = {p.scalars['alpha']:g}")
+        t, loss = curve(p)
+        ax2.plot(t, loss, color=f"C{j}", label=rf"$\alpha$ = {p.value(ALPHA):g}")
         drops.append(
             next((k for k, v in zip(t, loss) if v <= record.config.tau_drop * loss[0]), math.inf)
         )
@@ -187,7 +179,7 @@ def mnist_plateaus(record: RunRecord, folder: Path) -> list[Path]:
     if not depths:
         return []
     L = record.config.depth
-    snap = got["scalars"].get("snapshot_step", math.nan)
+    snap = read(got["scalars"], SNAPSHOT_STEP)
     steps6 = sorted(spectra)
     snaps = [s for s in (snap, steps6[-1] if steps6 else math.nan) if np.isfinite(s)]
     fig = plt.figure(figsize=(11, 6))

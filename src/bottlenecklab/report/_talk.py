@@ -16,7 +16,10 @@ from bottlenecklab.experiments.fcnn._symmetry import (
     REG_LOSS,
     ROTATION_RATIO_LAYER2,
 )
-from bottlenecklab.measure import spectra_by_layer
+from bottlenecklab.experiments.talk._classify import BOX_X0, BOX_X1, BOX_Y0, BOX_Y1
+from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN
+from bottlenecklab.measure import MIDDLE_RANK, TEST_COST, Quantity, spectra_by_layer
+from bottlenecklab.measure._decision import TRIPOINTS
 from bottlenecklab.report._style import plt, save
 
 __all__ = [
@@ -28,11 +31,14 @@ __all__ = [
 ]
 
 
-def _series(record: RunRecord, key: str, min_n: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def _series(
+    record: RunRecord, quantity: Quantity, min_n: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(N, quantity)` of the finished points with `N >= min_n`."""
     rows = [
-        (r.scalars["n_train"], r.scalars[key])
+        (r.value(N_TRAIN), r.value(quantity))
         for r in record.points
-        if r.status == "done" and key in r.scalars and r.scalars["n_train"] >= min_n
+        if r.status == "done" and quantity.name in r.scalars and r.value(N_TRAIN) >= min_n
     ]
     if not rows:
         return np.zeros(0), np.zeros(0)
@@ -65,12 +71,12 @@ def kernel_vs_depth(record: RunRecord, folder: Path) -> list[Path]:
     cfg = record.config
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.5, 3.2))
     for d, marker in zip(cfg.gp_dims, "os^v"):
-        n, e = _series(record, f"gp_error_d{d}")
+        n, e = _series(record, GP_ERROR.at(d))
         _plot_fit(ax0, n, e, f"GP target, d = {d} (theory {-1 / d:.2f})", marker)
     ax0.set_title("Laplace kernel on its own GP target")
-    n, e = _series(record, "kernel_test_error", cfg.net_min_n)
+    n, e = _series(record, KERNEL_TEST_ERROR, cfg.net_min_n)
     _plot_fit(ax1, n, e, "kernel", "o")
-    n, e = _series(record, "test_cost", cfg.net_min_n)
+    n, e = _series(record, TEST_COST, cfg.net_min_n)
     _plot_fit(ax1, n, e, f"deep net (L = {cfg.model.depth})", "s")
     ax1.set_title(f"h o g on [0,1]^{cfg.task.dim} (inner dim 1)")
     for ax in (ax0, ax1):
@@ -100,17 +106,16 @@ def tripoints(record: RunRecord, folder: Path) -> list[Path]:
         ax = axes[archs.index(r.point["arch"])][seeds.index(r.point.get("seed", 0))]
         rows = sorted(r.tables["decision_map"], key=lambda x: x["row"])
         labels = np.array([[int(c) for c in x["labels"]] for x in rows])  # [R, R], [i, j]
-        sc = r.scalars
-        extent = (sc["box_x0"], sc["box_x1"], sc["box_y0"], sc["box_y1"])
+        extent = tuple(r.value(q) for q in (BOX_X0, BOX_X1, BOX_Y0, BOX_Y1))
         ax.imshow(labels.T, origin="lower", extent=extent, cmap="Pastel1", vmin=0, vmax=8)
         pts = [p for p in r.tables.get("tripoints", []) if p["resolution"] == cfg.map_resolution]
         if pts:
             ax.plot([p["x"] for p in pts], [p["y"] for p in pts], "rx", ms=6, mew=1.5)
-        counts = ", ".join(f"{int(sc.get(f'tripoints_{n}', -1))}@{n}" for n in cfg.resolutions)
+        counts = ", ".join(f"{int(r.get(TRIPOINTS.at(n), -1))}@{n}" for n in cfg.resolutions)
         depth = (cfg.deep if r.point["arch"] == "deep" else cfg.shallow).depth
         ax.set_title(
             f"{r.point['arch']} L={depth}, seed {r.point.get('seed', 0)}\n"
-            f"mid rank {int(sc['middle_rank'])}, tripoints {counts}",
+            f"mid rank {int(r.value(MIDDLE_RANK))}, tripoints {counts}",
             fontsize=7,
         )
         ax.set_xticks([])

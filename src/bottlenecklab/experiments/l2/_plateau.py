@@ -137,7 +137,11 @@ QUICK: dict[str, Any] = {"train.dtype": "float64", "train.log_every": 100}
 
 
 def plateau_gate(
-    cfg: Any, points: list[PointResult], tol: float
+    cfg: Any,
+    points: list[PointResult],
+    tol: float,
+    read: Reads | None = None,
+    loss: Quantity | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The certificate of a width sweep's claims, which read each width's lowest loss over
     seeds (spec `l2-sparsity.md`, fourth review).
@@ -152,23 +156,28 @@ def plateau_gate(
         cfg: the experiment config (`certify`); points: the finished points of one `lam`
             (`point["model.width"]` or their `WIDTH`, `point["seed"]`).
         tol: the trend tolerance.
+        read: what the claim reads (its window is that of value stability); default
+            `LOSS_READ`.
+        loss: the loss ranked per width; default `read`'s first quantity.
     Returns:
         `(certificate, unfinished)`: the certificate in the runner's form (`stationarity`
         (worst over the gating seeds), `threshold`, `change`, `allowed`, `scalar`,
         `converged`, `reason`) and one line per unfinished restart.
     """
+    read = read or LOSS_READ
+    loss = loss or read.scalars[0]
     gate = gate_of(cfg)
     by_width: dict[float, list[PointResult]] = {}
     for p in points:
         by_width.setdefault(float(p.point.get("model.width", p.value(WIDTH))), []).append(p)
     reasons, unfinished, gating = [], [], []
     for w in sorted(by_width):
-        pts = sorted(by_width[w], key=lambda p: p.value(LOSS))
-        best = pts[0].value(LOSS)
+        pts = sorted(by_width[w], key=lambda p: p.value(loss))
+        best = pts[0].value(loss)
         for rank, p in enumerate(pts):
             stat = p.certificate.stationarity if p.certificate else math.nan
             ok = math.isfinite(stat) and stat <= gate.threshold
-            above = p.value(LOSS) / best - 1 if best > 0 else math.inf
+            above = p.value(loss) / best - 1 if best > 0 else math.inf
             who = f"width {w:g} seed {p.point.get('seed', '?')}"
             if rank == 0 or above <= tol:
                 gating.append(stat)
@@ -177,7 +186,7 @@ def plateau_gate(
                     reasons.append(f"{who} ({where}): stationarity {stat:.3g}")
             elif not ok:
                 unfinished.append(
-                    f"{who}: loss {p.value(LOSS):.6g} (+{above:.2%}), stationarity {stat:.3g}"
+                    f"{who}: loss {p.value(loss):.6g} (+{above:.2%}), stationarity {stat:.3g}"
                 )
     worst = max(gating, default=math.nan)
     if any(not math.isfinite(v) for v in gating):
@@ -187,7 +196,7 @@ def plateau_gate(
         reasons = [f"{'; '.join(reasons[:3])}{more} > {gate.threshold:g}"]
     if not points:
         reasons.append("no trained point")
-    stab = stability(points, LOSS_READ)
+    stab = stability(points, read)
     cert = certificate_record(points, worst, stab, gate, reasons)
     return cert, unfinished
 
@@ -244,10 +253,12 @@ def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[s
     return widths, best, best_rows(rows, LOSS)
 
 
-def self_gated(o: Outcome, cfg: Any, pts: Points) -> Outcome:
-    """`o` judged by `plateau_gate` (`not-converged` when it fails), with the gate's
-    record as its certificate."""
-    cert, _ = plateau_gate(cfg, list(pts), cfg.trend_tol)
+def self_gated(
+    o: Outcome, cfg: Any, pts: Points, read: Reads | None = None, loss: Quantity | None = None
+) -> Outcome:
+    """`o` judged by `plateau_gate` (`not-converged` when it fails; `read`, `loss` as
+    there), with the gate's record as its certificate."""
+    cert, _ = plateau_gate(cfg, list(pts), cfg.trend_tol, read, loss)
     if not cert["converged"]:
         o = dataclasses.replace(o, passed=False, state="not-converged")
     return dataclasses.replace(o, certificate=cert)
@@ -270,9 +281,9 @@ def plateau(cfg: Any, pts: Points) -> Outcome:
     return self_gated(o, cfg, pts)
 
 
-def unfinished_restarts(cfg: Any, pts: Points) -> Outcome:
+def unfinished_restarts(cfg: Any, pts: Points, read: Reads | None = None) -> Outcome:
     """Seeds more than `trend_tol` above their width's best that fail stationarity."""
-    _, unfinished = plateau_gate(cfg, list(pts), cfg.trend_tol)
+    _, unfinished = plateau_gate(cfg, list(pts), cfg.trend_tol, read)
     return reported(float(len(unfinished)), seeds="; ".join(unfinished) or "none")
 
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import scipy.stats
-import torch
 
 from bottlenecklab.experiments._checks import (
     at_least,
@@ -37,23 +36,27 @@ from bottlenecklab.experiments._checks import (
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
-from bottlenecklab.measure import adjacent_z, clopper_pearson, logistic_slope_z, matrix_spectra
-from bottlenecklab.theory import (
-    circle_inputs,
-    circle_rank2_weights,
-    circle_speed,
-    circle_width1_loss,
-    circle_width1_optimum,
-    circle_width1_speed,
-    escape_directions,
-    linear_escape_speed,
-    singular_ratio,
+from bottlenecklab.experiments.saddle._escape import (
+    BEST,
+    CIRCLE,
+    CONSTRUCTION,
+    EQ6_ERROR,
+    EQ6_PI8,
+    EQ6_QUARTER_ERROR,
+    FRACTION,
+    RATIO_W2_BEST,
+    WIDTH1_GRID,
+)
+from bottlenecklab.measure import (
+    Quantity,
+    adjacent_z,
+    clopper_pearson,
+    logistic_slope_z,
 )
 
 
@@ -97,89 +100,19 @@ class Config(SolverConfig):
     rank1_max: float = 0.1
 
 
-def measure(model: None, data: None, cfg: Config) -> Measurement:
-    """Solve for escape directions at every width; the width-1 grid, Eq. 6, the
-    construction and the linear baseline."""
-    X, G = circle_inputs()
-    rows: list[dict[str, Any]] = []
-    history: list[dict[str, Any]] = []
-    scalars: dict[str, float] = {}
-    best_weights: list[torch.Tensor] = []
-    for i, w in enumerate(cfg.widths):
-        res = escape_directions(
-            X,
-            G,
-            [w, w],
-            restarts=cfg.restarts,
-            steps=cfg.steps,
-            lr=cfg.lr,
-            lr_end=cfg.lr_end,
-            seed=cfg.seed * 1000 + i,
-        )
-        ratio_W1 = singular_ratio(res.weights[0], cfg.floor)  # [R]
-        for r in range(cfg.restarts):
-            s = float(res.speed[r])
-            rows.append(
-                {
-                    "width": w,
-                    "restart": r,
-                    "speed": s,
-                    "kkt": float(res.kkt[r]),
-                    "success": bool(s > RANK1 + cfg.margin),
-                    "ratio_W1": float(ratio_W1[r]),
-                }
-            )
-        history += [
-            {"width": w, "step": 50 * k, "best_speed": v} for k, v in enumerate(res.history)
-        ]
-        b = res.best()
-        scalars[f"best_w{w}"] = float(res.speed[b])
-        scalars[f"fraction_w{w}"] = float((res.speed > RANK1 + cfg.margin).double().mean())
-        scalars[f"dead_w{w}"] = float(res.dead_starts)
-        scalars[f"kkt_best_w{w}"] = float(res.kkt[b])
-        best_weights = [W[b] for W in res.weights]
-    s_grid, phi = circle_width1_optimum(cfg.grid_points)
-    angles = torch.linspace(0, 2 * math.pi, cfg.eq6_points, dtype=torch.float64)
-    curve, direct = circle_width1_speed(angles), circle_width1_loss(angles).abs()
-    quarter = torch.arange(8, dtype=torch.float64) * math.pi / 4
-    spectra = matrix_spectra(best_weights)
-    scalars.update(
-        {
-            "width1_grid": s_grid,
-            "width1_grid_phi": phi,
-            "construction": circle_speed(circle_rank2_weights()),
-            "sigma1_GX": linear_escape_speed(X, G, 2),
-            "eq6_error": float((curve - direct).abs().max()),
-            "eq6_quarter_error": float((circle_width1_speed(quarter) - RANK1).abs().max()),
-            "eq6_pi8": float(circle_width1_speed(torch.tensor([math.pi / 8], dtype=torch.float64))),
-            "ratio_W1_best": float(singular_ratio(best_weights[0], cfg.floor)),
-            "ratio_W2_best": float(singular_ratio(best_weights[1], cfg.floor)),
-        }
-    )
-    tables = {
-        "restarts": rows,
-        "history": history,
-        "eq6": [
-            {"phi": float(p), "eq6": float(a), "abs_loss": float(d)}
-            for p, a, d in zip(angles, curve, direct)
-        ],
-    }
-    return Measurement(scalars=scalars, spectra=spectra, tables=tables)
-
-
-def get(pts: Points, key: str) -> float:
-    """Scalar `key` of the run's one point (`nan` when absent)."""
-    return float(pts.last.scalars.get(key, math.nan))
+def get(pts: Points, quantity: Quantity) -> float:
+    """`quantity` at the run's one point (`nan` when absent)."""
+    return float(pts.last.get(quantity))
 
 
 def fractions(cfg: Config, pts: Points) -> list[float]:
     """The success fraction of each width's restarts (`[len(widths)]`)."""
-    return [get(pts, f"fraction_w{w}") for w in cfg.widths]
+    return [get(pts, FRACTION.at(w)) for w in cfg.widths]
 
 
 def width1_optimum(cfg: Config, pts: Points) -> Outcome:
     """The 1-D grid's and the width-1 solver's distance to `sqrt(2) - 1`, the larger."""
-    grid, best = get(pts, "width1_grid"), get(pts, "best_w1")
+    grid, best = get(pts, WIDTH1_GRID), get(pts, BEST.at(1))
     return at_most(max(abs(grid - RANK1), abs(best - RANK1)), cfg.optimum_tol, grid=grid, best=best)
 
 
@@ -263,108 +196,116 @@ def rank2_first_layer(cfg: Config, pts: Points) -> Outcome:
     return at_least(min(at_half), cfg.rank2_min, **facts)
 
 
-def distance(key: str, target: float) -> Callable[[Config, Points], Outcome]:
-    """`|scalar key - target| <= exact_tol` (float64 round-off; the scalar as fact `s`)."""
-    return lambda cfg, pts: at_most(abs(get(pts, key) - target), cfg.exact_tol, s=get(pts, key))
+def distance(q: Quantity, target: float) -> Callable[[Config, Points], Outcome]:
+    """`|q - target| <= exact_tol` (float64 round-off; the value as fact `s`)."""
+    return lambda cfg, pts: at_most(abs(get(pts, q) - target), cfg.exact_tol, s=get(pts, q))
 
 
 WHY_FRACTION = Ungated(SOLVER + " The success fraction is a statistic of the restarts.")
 CLOSED_FORM = Ungated("a closed-form identity on an angle grid (no optimization)")
+WIDTH1_OPTIMUM = ClaimSpec(
+    "width1-optimum",
+    "width-1 optimum sqrt(2) - 1: largest |s - (sqrt(2) - 1)| of the 1-D grid over the "
+    "angle (s = {grid:.8f}) and the solver at width 1 (best of {cfg.restarts} restarts, "
+    "s = {best:.8f})",
+    Ungated(SOLVER),
+    width1_optimum,
+    source="003 Example 1",
+)
+CONSTRUCTION_HALF = ClaimSpec(
+    "construction-half",
+    "rank-2 construction (W_3 = [-1]) has speed exactly 1/2: |s - 1/2| (s = {s:.16f})",
+    Ungated("a closed-form network (no optimization): exact to round-off"),
+    distance(CONSTRUCTION, 0.5),
+    source="003 Sec 4",
+)
+BEST_AT_LARGEST_WIDTH = ClaimSpec(
+    "best-at-largest-width",
+    "best speed over {cfg.restarts} restarts at width {top}",
+    Ungated(SOLVER),
+    lambda cfg, pts: at_least(
+        get(pts, BEST.at(cfg.widths[-1])), 0.5, cfg.optimum_tol, top=cfg.widths[-1]
+    ),
+    source="003 Fig 2",
+)
+FRACTION_RISES = ClaimSpec(
+    "fraction-rises",
+    "fraction of {cfg.restarts} restarts with s > sqrt(2) - 1 + {cfg.margin:g} rises with "
+    "width ({widths}: {fractions}): z-score of the slope of a logistic fit of success "
+    "against log2(width)",
+    WHY_FRACTION,
+    fraction_rises,
+    source="003 Fig 2",
+)
+FRACTION_ADJACENT_Z = ClaimSpec(
+    "fraction-adjacent-z",
+    "smallest two-proportion z (p_(k+1) - p_k)/se_k between adjacent widths (all: {zs}; "
+    "Agresti-Caffo se); a drop beyond the binomial noise would be z < -{z_crit:.2f} "
+    "(one-sided {cfg.trend_alpha:g}, Bonferroni over {pairs} pairs)",
+    None,
+    fraction_adjacent_z,
+    source="003 Fig 2",
+)
+FRACTION_AT_LARGEST_WIDTH = ClaimSpec(
+    "fraction-at-largest-width",
+    "success probability at width {top} ({k}/{n} = {fraction:.3f} of the restarts escape "
+    "with s > sqrt(2) - 1 + {cfg.margin:g}): its one-sided {level:g} % Clopper-Pearson "
+    "lower bound (most restarts escape beyond the binomial noise)",
+    WHY_FRACTION,
+    fraction_at_largest_width,
+    source="003 Fig 2, Sec 5(1)",
+)
+FRACTION_ESTIMATE = ClaimSpec(
+    "fraction-estimate",
+    "success fraction at width {top}: {k}/{n} = {fraction:.3f}, {level:g} % "
+    "Clopper-Pearson interval [{lo:.3f}, {hi:.3f}], against {cfg.target_fraction:g} (the "
+    "spec's former threshold; 003 gives no number)",
+    None,
+    fraction_estimate,
+    source="003 Fig 2",
+)
+EQ6_CLAIM = ClaimSpec(
+    "eq6",
+    "max |Eq. 6 - |sum_j G_j relu(w_phi . x_j)|| over the angle grid",
+    CLOSED_FORM,
+    distance(EQ6_ERROR, 0.0),
+    source="003 Eq. 6",
+)
+EQ6_EXTREMES = ClaimSpec(
+    "eq6-extremes",
+    "max |Eq. 6 - (sqrt(2) - 1)| at multiples of pi/4 and |Eq. 6| at pi/8",
+    CLOSED_FORM,
+    lambda cfg, pts: at_most(max(get(pts, EQ6_QUARTER_ERROR), get(pts, EQ6_PI8)), cfg.exact_tol),
+    source="003 Eq. 6",
+)
+RANK2_FIRST_LAYER = ClaimSpec(
+    "rank2-first-layer",
+    "smallest s_2/s_1(W_1) over the restarts at width {top} whose speed is within "
+    "{cfg.optimum_tol:g} of 1/2 (the rank-2 optimum; {hits} of {of} restarts)",
+    Ungated(SOLVER),
+    rank2_first_layer,
+    source="003 Sec 4",
+)
+RANK1_SECOND_LAYER = ClaimSpec(
+    "rank1-second-layer",
+    "s_2/s_1(W_2) of the best restart at width {top}",
+    Ungated(SOLVER),
+    lambda cfg, pts: at_most(get(pts, RATIO_W2_BEST), cfg.rank1_max, top=cfg.widths[-1]),
+    source="003 Sec 4",
+)
 CLAIMS = [
-    ClaimSpec(
-        "width1-optimum",
-        "width-1 optimum sqrt(2) - 1: largest |s - (sqrt(2) - 1)| of the 1-D grid over the "
-        "angle (s = {grid:.8f}) and the solver at width 1 (best of {cfg.restarts} restarts, "
-        "s = {best:.8f})",
-        Ungated(SOLVER),
-        width1_optimum,
-        source="003 Example 1",
-    ),
-    ClaimSpec(
-        "construction-half",
-        "rank-2 construction (W_3 = [-1]) has speed exactly 1/2: |s - 1/2| (s = {s:.16f})",
-        Ungated("a closed-form network (no optimization): exact to round-off"),
-        distance("construction", 0.5),
-        source="003 Sec 4",
-    ),
-    ClaimSpec(
-        "best-at-largest-width",
-        "best speed over {cfg.restarts} restarts at width {top}",
-        Ungated(SOLVER),
-        lambda cfg, pts: at_least(
-            get(pts, f"best_w{cfg.widths[-1]}"), 0.5, cfg.optimum_tol, top=cfg.widths[-1]
-        ),
-        source="003 Fig 2",
-    ),
-    ClaimSpec(
-        "fraction-rises",
-        "fraction of {cfg.restarts} restarts with s > sqrt(2) - 1 + {cfg.margin:g} rises with "
-        "width ({widths}: {fractions}): z-score of the slope of a logistic fit of success "
-        "against log2(width)",
-        WHY_FRACTION,
-        fraction_rises,
-        source="003 Fig 2",
-    ),
-    ClaimSpec(
-        "fraction-adjacent-z",
-        "smallest two-proportion z (p_(k+1) - p_k)/se_k between adjacent widths (all: {zs}; "
-        "Agresti-Caffo se); a drop beyond the binomial noise would be z < -{z_crit:.2f} "
-        "(one-sided {cfg.trend_alpha:g}, Bonferroni over {pairs} pairs)",
-        None,
-        fraction_adjacent_z,
-        source="003 Fig 2",
-    ),
-    ClaimSpec(
-        "fraction-at-largest-width",
-        "success probability at width {top} ({k}/{n} = {fraction:.3f} of the restarts escape "
-        "with s > sqrt(2) - 1 + {cfg.margin:g}): its one-sided {level:g} % Clopper-Pearson "
-        "lower bound (most restarts escape beyond the binomial noise)",
-        WHY_FRACTION,
-        fraction_at_largest_width,
-        source="003 Fig 2, Sec 5(1)",
-    ),
-    ClaimSpec(
-        "fraction-estimate",
-        "success fraction at width {top}: {k}/{n} = {fraction:.3f}, {level:g} % "
-        "Clopper-Pearson interval [{lo:.3f}, {hi:.3f}], against {cfg.target_fraction:g} (the "
-        "spec's former threshold; 003 gives no number)",
-        None,
-        fraction_estimate,
-        source="003 Fig 2",
-    ),
-    ClaimSpec(
-        "eq6",
-        "max |Eq. 6 - |sum_j G_j relu(w_phi . x_j)|| over the angle grid",
-        CLOSED_FORM,
-        distance("eq6_error", 0.0),
-        source="003 Eq. 6",
-    ),
-    ClaimSpec(
-        "eq6-extremes",
-        "max |Eq. 6 - (sqrt(2) - 1)| at multiples of pi/4 and |Eq. 6| at pi/8",
-        CLOSED_FORM,
-        lambda cfg, pts: at_most(
-            max(get(pts, "eq6_quarter_error"), get(pts, "eq6_pi8")), cfg.exact_tol
-        ),
-        source="003 Eq. 6",
-    ),
-    ClaimSpec(
-        "rank2-first-layer",
-        "smallest s_2/s_1(W_1) over the restarts at width {top} whose speed is within "
-        "{cfg.optimum_tol:g} of 1/2 (the rank-2 optimum; {hits} of {of} restarts)",
-        Ungated(SOLVER),
-        rank2_first_layer,
-        source="003 Sec 4",
-    ),
-    ClaimSpec(
-        "rank1-second-layer",
-        "s_2/s_1(W_2) of the best restart at width {top}",
-        Ungated(SOLVER),
-        lambda cfg, pts: at_most(get(pts, "ratio_W2_best"), cfg.rank1_max, top=cfg.widths[-1]),
-        source="003 Sec 4",
-    ),
+    WIDTH1_OPTIMUM,
+    CONSTRUCTION_HALF,
+    BEST_AT_LARGEST_WIDTH,
+    FRACTION_RISES,
+    FRACTION_ADJACENT_Z,
+    FRACTION_AT_LARGEST_WIDTH,
+    FRACTION_ESTIMATE,
+    EQ6_CLAIM,
+    EQ6_EXTREMES,
+    RANK2_FIRST_LAYER,
+    RANK1_SECOND_LAYER,
 ]
-
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: three small widths, few restarts and steps (claims are not expected to pass).
@@ -391,7 +332,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=CIRCLE,
     claims=CLAIMS,
     figures=("_saddles:circle_escape",),
     trains=False,

@@ -18,8 +18,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from bottlenecklab.experiments._checks import (
     at_least,
     at_most,
@@ -32,27 +30,14 @@ from bottlenecklab.experiments._checks import (
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
 from bottlenecklab.experiments.saddle._common import RANK1, SOLVER, SolverConfig
-from bottlenecklab.measure import loglog_slope
+from bottlenecklab.experiments.saddle._escape import ESCAPES, LINEAR_ERROR, PROBLEMS, SPEED
+from bottlenecklab.measure import Quantity
 from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.theory import (
-    circle_inputs,
-    cost_gradient_at_zero,
-    escape_directions,
-    escape_low_rank_bound,
-    escape_low_rank_budget,
-    escape_low_rank_constant,
-    extend_depth,
-    layer_profile,
-    linear_escape_speed,
-)
-
-PROBLEMS = ("circle", "teacher")
 
 
 @dataclass(frozen=True)
@@ -81,104 +66,9 @@ class Config(SolverConfig):
     linear_rtol: float = 1e-4
 
 
-def _problems(cfg: Config) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    data = cfg.teacher.build(seed=cfg.seed)
-    X = torch.as_tensor(data.x_train, dtype=torch.float64)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    return {"circle": circle_inputs(), "teacher": (X, cost_gradient_at_zero(Y, "mse"))}
-
-
-def measure(model: None, data: None, cfg: Config) -> Measurement:
-    """Cold and warm escape directions per depth, Prop 3.4 per restart, the layer profile
-    of the best deepest direction, the linear baseline."""
-    rows: list[dict[str, Any]] = []
-    profile: list[dict[str, Any]] = []
-    scalars: dict[str, float] = {}
-    for p_i, (name, (X, G)) in enumerate(_problems(cfg).items()):
-        prev = None
-        best_w, best_s = None, -math.inf
-        for d_i, L in enumerate(cfg.depths):
-            kw = dict(restarts=cfg.restarts, steps=cfg.steps, lr=cfg.lr, lr_end=cfg.lr_end)
-            runs = {
-                "cold": escape_directions(
-                    X, G, [cfg.width] * (L - 1), seed=cfg.seed * 1000 + 100 * p_i + d_i, **kw
-                )
-            }
-            if prev is not None and len(prev) == L - 1:
-                runs["warm"] = escape_directions(
-                    X, G, [cfg.width] * (L - 1), init=extend_depth(X, G, prev, 1), **kw
-                )
-            best_L = -math.inf
-            for start, res in runs.items():
-                lhs, rhs, _ = escape_low_rank_budget(X, G, res.weights)
-                for r in range(cfg.restarts):
-                    rows.append(
-                        {
-                            "problem": name,
-                            "depth": L,
-                            "start": start,
-                            "restart": r,
-                            "speed": float(res.speed[r]),
-                            "kkt": float(res.kkt[r]),
-                            "prop34_lhs": float(lhs[r]),
-                            "prop34_rhs": float(rhs[r]),
-                        }
-                    )
-                scalars[f"{name}_{start}_L{L}"] = float(res.speed.max())
-                if float(res.speed.max()) > best_L:
-                    best_L = float(res.speed.max())
-                    best_res = res
-            scalars[f"{name}_best_L{L}"] = best_L
-            prev = best_res.weights
-            best_w, best_s = [W[best_res.best()] for W in best_res.weights], best_L
-        c = escape_low_rank_constant(X, G, best_s)
-        scalars[f"{name}_thm31_c"] = c
-        prof = layer_profile(X, best_w, cfg.floor)
-        for row in prof:
-            row.update({"problem": name, "bound": escape_low_rank_bound(int(row["layer"]), c)})
-        profile += prof
-        L = len(best_w)
-        fit_layers = [r for r in prof if r["layer"] < L or G.shape[1] > 1]  # W_L: 1 x n
-        fit_layers = [r for r in fit_layers if r["layer"] > 1]  # W_1: rank <= d_in
-        ls = [r["layer"] for r in fit_layers]
-        scalars[f"{name}_tail_W_exponent"] = loglog_slope(ls, [r["tail_W"] for r in fit_layers])
-        scalars[f"{name}_ratio_W_exponent"] = loglog_slope(ls, [r["ratio_W"] for r in fit_layers])
-        hid = [r for r in prof if r["layer"] < L]
-        scalars[f"{name}_tail_Z_exponent"] = loglog_slope(
-            [r["layer"] for r in hid], [r["tail_Z"] for r in hid]
-        )
-    X, G = _problems(cfg)["teacher"]
-    linear = []
-    for L in cfg.linear_depths:
-        res = escape_directions(
-            X,
-            G,
-            [cfg.width] * (L - 1),
-            restarts=8,
-            steps=cfg.steps,
-            lr=cfg.lr,
-            lr_end=1e-7,
-            seed=cfg.seed,
-            linear=True,
-        )
-        linear.append(
-            {
-                "depth": L,
-                "solver": float(res.speed.max()),
-                "closed_form": linear_escape_speed(X, G, L),
-            }
-        )
-    scalars["linear_max_rel_error"] = max(
-        abs(r["solver"] - r["closed_form"]) / r["closed_form"] for r in linear
-    )
-    return Measurement(
-        scalars=scalars, tables={"speeds": rows, "profile": profile, "linear": linear}
-    )
-
-
-def speed(pts: Points, key: str) -> float:
-    """Scalar `key` of the run's one point (`nan` when absent)."""
-    return float(pts.last.scalars.get(key, math.nan))
+def speed(pts: Points, quantity: Quantity) -> float:
+    """`quantity` at the run's one point (`nan` when absent)."""
+    return float(pts.last.get(quantity))
 
 
 def monotone(problem: str, start: str):
@@ -188,7 +78,7 @@ def monotone(problem: str, start: str):
     untrained too, lab notes' vacuity audit V11)."""
 
     def check(cfg: Config, pts: Points) -> Outcome:
-        best = [speed(pts, f"{problem}_{start}_L{L}") for L in cfg.depths]
+        best = [speed(pts, SPEED[problem, start].at(L)) for L in cfg.depths]
         depths = listed(cfg.depths, "d")
         if start == "cold":
             return non_decreasing(best, cfg.trend_tol, depths=depths)
@@ -221,67 +111,72 @@ WARM = (
     "smallest step between consecutive depths (the builder keeps depth L - 1's speed: "
     "non-decreasing by construction, up to the solver's last steps)"
 )
+MONOTONE = {
+    p: ClaimSpec(
+        f"{p}-monotone",
+        COLD.replace("{p}", p),
+        Ungated(SOLVER + " Prop 3.2 is read on independent (cold) starts."),
+        monotone(p, "cold"),
+        source="003 Prop 3.2",
+    )
+    for p in PROBLEMS
+}
+MONOTONE_WARM = {
+    p: ClaimSpec(
+        f"{p}-monotone-warm",
+        WARM.replace("{p}", p),
+        None,
+        monotone(p, "best"),
+        source="003 Prop 3.2",
+    )
+    for p in PROBLEMS
+}
+CIRCLE_DEPTH2 = ClaimSpec(
+    "circle-depth2",
+    "circle s*(2)",
+    Ungated(SOLVER),
+    lambda cfg, pts: in_range(
+        speed(pts, SPEED["circle", "best"].at(2)), RANK1 - cfg.optimum_tol, RANK1 + cfg.optimum_tol
+    ),
+    source="003 Example 1",
+)
+CIRCLE_DEPTH3 = ClaimSpec(
+    "circle-depth3",
+    "circle s*(3)",
+    Ungated(SOLVER),
+    lambda cfg, pts: at_least(speed(pts, SPEED["circle", "best"].at(3)), 0.5, tol=cfg.optimum_tol),
+    source="003 Example 1",
+)
+PROP34 = ClaimSpec(
+    "prop34",
+    "2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2), smallest over {n} "
+    "restarts (every depth, cold and warm, both problems): the tightest slack, {slack:.3g} "
+    "nats = {dec:.3g} decades (a factor {factor:.3g} on the bound)",
+    Ungated(
+        "an inequality that holds at every theta on the sphere with L_0 < 0 (checked on "
+        "every restart, converged or not): no critical point is needed"
+    ),
+    prop34,
+    source="003 Prop 3.4",
+)
+LINEAR_BASELINE = ClaimSpec(
+    "linear-baseline",
+    "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, largest "
+    "relative error over L = {depths}",
+    Ungated(SOLVER + " Here the closed form sigma_1(G^T X) is the check."),
+    lambda cfg, pts: at_most(
+        speed(pts, LINEAR_ERROR),
+        cfg.linear_rtol,
+        depths=listed(cfg.linear_depths, "d"),
+    ),
+    source="003 (derived in the spec)",
+)
 CLAIMS = [
-    *(
-        spec
-        for p in PROBLEMS
-        for spec in (
-            ClaimSpec(
-                f"{p}-monotone",
-                COLD.replace("{p}", p),
-                Ungated(SOLVER + " Prop 3.2 is read on independent (cold) starts."),
-                monotone(p, "cold"),
-                source="003 Prop 3.2",
-            ),
-            ClaimSpec(
-                f"{p}-monotone-warm",
-                WARM.replace("{p}", p),
-                None,
-                monotone(p, "best"),
-                source="003 Prop 3.2",
-            ),
-        )
-    ),
-    ClaimSpec(
-        "circle-depth2",
-        "circle s*(2)",
-        Ungated(SOLVER),
-        lambda cfg, pts: in_range(
-            speed(pts, "circle_best_L2"), RANK1 - cfg.optimum_tol, RANK1 + cfg.optimum_tol
-        ),
-        source="003 Example 1",
-    ),
-    ClaimSpec(
-        "circle-depth3",
-        "circle s*(3)",
-        Ungated(SOLVER),
-        lambda cfg, pts: at_least(speed(pts, "circle_best_L3"), 0.5, tol=cfg.optimum_tol),
-        source="003 Example 1",
-    ),
-    ClaimSpec(
-        "prop34",
-        "2 ln(||X||_F||G||_F/s_0) - sum_l ln(||Z_l||_F^2/||Z_l||_op^2), smallest over {n} "
-        "restarts (every depth, cold and warm, both problems): the tightest slack, {slack:.3g} "
-        "nats = {dec:.3g} decades (a factor {factor:.3g} on the bound)",
-        Ungated(
-            "an inequality that holds at every theta on the sphere with L_0 < 0 (checked on "
-            "every restart, converged or not): no critical point is needed"
-        ),
-        prop34,
-        source="003 Prop 3.4",
-    ),
-    ClaimSpec(
-        "linear-baseline",
-        "deep linear solver vs sigma_1(G^T X) (||G^T X||_F at L = 1) on the teacher, largest "
-        "relative error over L = {depths}",
-        Ungated(SOLVER + " Here the closed form sigma_1(G^T X) is the check."),
-        lambda cfg, pts: at_most(
-            speed(pts, "linear_max_rel_error"),
-            cfg.linear_rtol,
-            depths=listed(cfg.linear_depths, "d"),
-        ),
-        source="003 (derived in the spec)",
-    ),
+    *(c for p in PROBLEMS for c in (MONOTONE[p], MONOTONE_WARM[p])),
+    CIRCLE_DEPTH2,
+    CIRCLE_DEPTH3,
+    PROP34,
+    LINEAR_BASELINE,
 ]
 
 
@@ -309,7 +204,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=ESCAPES,
     claims=CLAIMS,
     figures=("_saddles:escape_vs_depth",),
     trains=False,

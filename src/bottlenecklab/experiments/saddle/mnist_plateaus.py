@@ -20,23 +20,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from bottlenecklab.experiments._checks import at_least, at_most, fmt, outcome, unmeasured
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measurement,
     Outcome,
-    PointResult,
     Points,
     Ungated,
 )
-from bottlenecklab.experiments.saddle._common import curve, dynamics
-from bottlenecklab.measure import loss_drops
+from bottlenecklab.experiments.saddle._common import dynamics
+from bottlenecklab.experiments.saddle._plateaus import (
+    DROPS,
+    GAP_MEAN_DEEP,
+    GAP_MEAN_SHALLOW,
+    GAP_MIN_L2,
+    LAST_LOSS,
+    LOSS0_MINUS_LN10,
+    RATIO_MEAN_END,
+    RATIO_MEAN_SNAPSHOT,
+    SGD_RUN,
+    SNAPSHOT_STEP,
+    read,
+    scalars,
+)
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import COSTS, Dataset, ImageTask
+from bottlenecklab.tasks import ImageTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 DYNAMICS = Ungated(
@@ -166,160 +176,75 @@ def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
     return {"singular": json.dumps(s)}
 
 
-def _train_cost(model: torch.nn.Module, data: Dataset) -> float:
-    X = torch.as_tensor(data.x_train, dtype=torch.float32)
-    Y = torch.as_tensor(data.y_train, dtype=torch.float32)
-    with torch.no_grad():
-        return float(COSTS["cross_entropy"](model(X), Y))
-
-
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """This run's depth, the init's training loss (`loss0`: run_point's seed, float32)
-    and the final one."""
-    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1)
-    scalars = {
-        "depth": float(cfg.plan[cfg.run][0]),
-        "loss0": _train_cost(init, data),
-        "final_loss": _train_cost(model, data),
-    }
-    return Measurement(scalars=scalars)
-
-
-def spectra(r: PointResult) -> dict[int, list[list[float]]]:
-    """A run's traced singular values: step -> per layer, the largest first."""
-    return {
-        int(m["step"]): json.loads(m["singular"])
-        for m in r.metrics
-        if isinstance(m.get("singular"), str) and m["singular"]
-    }
-
-
-def _ratios(layers: list[list[float]]) -> list[float]:
-    """`s_1/s_2` of every layer (`[L]`)."""
-    return [s[0] / s[1] if len(s) > 1 and s[1] > 0 else math.inf for s in layers]
-
-
-def summary(cfg: Config, results: list[PointResult]) -> dict[str, Any]:
-    """What the claims and the figure read off the points' logs: `scalars` (drops per
-    depth, the snapshot, the spectral gaps there and at the end), `curves` (depth ->
-    `(steps, losses)`), `spectra` (the depth-`depth` run's, by step), `drops` rows."""
-    scalars: dict[str, float] = {"loss0_minus_ln10": math.nan, "snapshot_step": math.nan}
-    curves, drops_t, sv = {}, [], {}
-    for r in results:
-        if r.status != "done" or "depth" not in r.scalars:
-            continue
-        depth = int(r.scalars["depth"])
-        t, loss = curve(r)
-        curves[depth] = (t, loss)
-        d = loss_drops(
-            t,
-            loss,
-            rise=cfg.drop_rise,
-            fall=cfg.drop_fall,
-            min_fall=cfg.drop_min_fraction * math.log(10),
-        )
-        drops_t += [
-            {"depth": depth, "drop": i, "start": a, "peak": p, "end": b, "sharpness": sh, "fall": f}
-            for i, ((a, p, b), sh, f) in enumerate(zip(d["drops"], d["sharpness"], d["falls"]))
-        ]
-        scalars[f"drops_L{depth}"] = float(len(d["drops"]))
-        scalars[f"final_loss_L{depth}"] = loss[-1]
-        scalars[f"sharpness_first_L{depth}"] = d["sharpness"][0] if d["sharpness"] else math.nan
-        if depth != cfg.depth:
-            continue
-        scalars["loss0_minus_ln10"] = loss[0] - math.log(10)
-        sv = spectra(r)
-        svd_steps = sorted(sv)
-        if d["flattest"] and svd_steps:
-            snap = min(svd_steps, key=lambda s: abs(s - d["flattest"][0]))
-            scalars["snapshot_step"] = float(snap)
-            gap, end = _ratios(sv[snap]), _ratios(sv[svd_steps[-1]])
-            for l, g in enumerate(gap, start=1):
-                scalars[f"gap_snapshot_l{l}"] = g
-            scalars["gap_min_l2"] = min(gap[1:])
-            scalars["gap_mean_deep"] = float(np.mean(gap[depth // 2 :]))
-            scalars["gap_mean_shallow"] = float(np.mean(gap[: depth // 2]))
-            inv = lambda r: float(np.mean([1 / x for x in r[1:]]))  # noqa: E731
-            scalars["ratio_mean_snapshot"] = inv(gap)
-            scalars["ratio_mean_end"] = inv(end)
-    return {"scalars": scalars, "curves": curves, "spectra": sv, "drops": drops_t}
-
-
-def scalars(cfg: Config, pts: Points) -> dict[str, float]:
-    """`summary`'s scalars of the points' logs (`nan` for a missing one)."""
-    return {k: float(v) for k, v in summary(cfg, list(pts))["scalars"].items()}
-
-
 def after_escape(
     check: Callable[[Config, dict[str, float]], Outcome],
 ) -> Callable[[Config, Points], Outcome]:
     """`check(cfg, scalars)` of a claim read at the snapshot between the first two drops:
     `not-measured` when there is none (fewer than two drops at depth `depth`)."""
 
-    def read(cfg: Config, pts: Points) -> Outcome:
+    def judged(cfg: Config, pts: Points) -> Outcome:
         s = scalars(cfg, pts)
-        step, half = s.get("snapshot_step", math.nan), cfg.depth // 2
+        step, half = read(s, SNAPSHOT_STEP), cfg.depth // 2
         if not math.isfinite(step):
-            drops = s.get(f"drops_L{cfg.depth}", math.nan)
+            drops = read(s, DROPS.at(cfg.depth))
             why = f"fewer than two drops at depth {cfg.depth} ({drops:g})"
             return unmeasured(why, step=step, half=half, next=half + 1)
         return check(cfg, s).with_facts(step=step, half=half, next=half + 1)
 
-    return read
+    return judged
 
 
 def rank_grows(cfg: Config, s: dict[str, float]) -> Outcome:
     """Mean `s_2/s_1` (`l >= 2`) at the end over the snapshot's: "at the end" is after the
     second drop, so the claim also states that training got past the saddles (final loss
     at most `final_loss_max`)."""
-    factor = s.get("ratio_mean_end", math.nan) / s.get("ratio_mean_snapshot", math.nan)
-    final = s.get(f"final_loss_L{cfg.depth}", math.nan)
+    factor = read(s, RATIO_MEAN_END) / read(s, RATIO_MEAN_SNAPSHOT)
+    final = read(s, LAST_LOSS.at(cfg.depth))
     ok = math.isfinite(factor) and factor >= cfg.end_factor
     ok = ok and math.isfinite(final) and final <= cfg.final_loss_max
     expected = f">= {cfg.end_factor:g}, with final training loss <= {cfg.final_loss_max:g}"
     return outcome(expected, fmt(factor), ok, final=final)
 
 
-CLAIMS = [
-    ClaimSpec(
-        "initial-loss",
-        "|loss_0 - ln 10| (output ~ 0 at init)",
-        Ungated("the loss of the untrained init (output ~ 0): no optimization"),
-        lambda cfg, pts: at_most(abs(scalars(cfg, pts)["loss0_minus_ln10"]), cfg.loss0_tol),
-        source="003 Fig 1",
-    ),
-    ClaimSpec(
-        "two-drops",
-        "loss drops (saddle to saddle) detected at depth {cfg.depth}, each lowering the "
-        "smoothed loss by >= {cfg.drop_min_fraction:g} ln 10 (the spec's escape: loss <= 0.9 "
-        "of the initial)",
-        DYNAMICS,
-        lambda cfg, pts: at_least(scalars(cfg, pts).get(f"drops_L{cfg.depth}", math.nan), 2),
-        source="003 Fig 1",
-    ),
-    ClaimSpec(
-        "dominant-value",
-        "after the first escape (step {step:g}), smallest s_1/s_2 over layers 2..{cfg.depth}",
-        DYNAMICS,
-        after_escape(lambda cfg, s: at_least(s["gap_min_l2"], cfg.gap_min)),
-        source="003 Fig 1, 3",
-    ),
-    ClaimSpec(
-        "deeper-more-low-rank",
-        "mean s_1/s_2 over layers {next}-{cfg.depth} minus the mean over layers 1-{half}",
-        DYNAMICS,
-        after_escape(lambda cfg, s: at_least(s["gap_mean_deep"] - s["gap_mean_shallow"], 0.0)),
-        source="003 Fig 1, 3",
-    ),
-    ClaimSpec(
-        "rank-grows",
-        "mean s_2/s_1 over layers >= 2, at the end (past the saddles: final training loss "
-        "{final:.3g}) over after the first escape",
-        DYNAMICS,
-        after_escape(rank_grows),
-        source="003 Fig 3",
-    ),
-]
+INITIAL_LOSS = ClaimSpec(
+    "initial-loss",
+    "|loss_0 - ln 10| (output ~ 0 at init)",
+    Ungated("the loss of the untrained init (output ~ 0): no optimization"),
+    lambda cfg, pts: at_most(abs(read(scalars(cfg, pts), LOSS0_MINUS_LN10)), cfg.loss0_tol),
+    source="003 Fig 1",
+)
+TWO_DROPS = ClaimSpec(
+    "two-drops",
+    "loss drops (saddle to saddle) detected at depth {cfg.depth}, each lowering the "
+    "smoothed loss by >= {cfg.drop_min_fraction:g} ln 10 (the spec's escape: loss <= 0.9 "
+    "of the initial)",
+    DYNAMICS,
+    lambda cfg, pts: at_least(read(scalars(cfg, pts), DROPS.at(cfg.depth)), 2),
+    source="003 Fig 1",
+)
+DOMINANT_VALUE = ClaimSpec(
+    "dominant-value",
+    "after the first escape (step {step:g}), smallest s_1/s_2 over layers 2..{cfg.depth}",
+    DYNAMICS,
+    after_escape(lambda cfg, s: at_least(read(s, GAP_MIN_L2), cfg.gap_min)),
+    source="003 Fig 1, 3",
+)
+DEEPER_MORE_LOW_RANK = ClaimSpec(
+    "deeper-more-low-rank",
+    "mean s_1/s_2 over layers {next}-{cfg.depth} minus the mean over layers 1-{half}",
+    DYNAMICS,
+    after_escape(lambda cfg, s: at_least(read(s, GAP_MEAN_DEEP) - read(s, GAP_MEAN_SHALLOW), 0.0)),
+    source="003 Fig 1, 3",
+)
+RANK_GROWS = ClaimSpec(
+    "rank-grows",
+    "mean s_2/s_1 over layers >= 2, at the end (past the saddles: final training loss "
+    "{final:.3g}) over after the first escape",
+    DYNAMICS,
+    after_escape(rank_grows),
+    source="003 Fig 3",
+)
+CLAIMS = [INITIAL_LOSS, TWO_DROPS, DOMINANT_VALUE, DEEPER_MORE_LOW_RANK, RANK_GROWS]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -357,7 +282,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
-    measure=measure,
+    measure=SGD_RUN,
     claims=CLAIMS,
     figures=("_saddles:mnist_plateaus",),
     doc=__doc__ or "",

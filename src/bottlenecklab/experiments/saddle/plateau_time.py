@@ -26,15 +26,22 @@ from bottlenecklab.experiments._checks import at_most, in_range, listed, reporte
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
-from bottlenecklab.experiments.saddle._common import curve, dynamics
-from bottlenecklab.measure import costs, direction_gaps, escape_step, loglog_slope
+from bottlenecklab.experiments.saddle._common import (
+    curve,
+    dynamics,
+)
+from bottlenecklab.experiments.saddle._plateaus import SCALE_RUN
+from bottlenecklab.measure import (
+    direction_gaps,
+    escape_step,
+    loglog_slope,
+)
 from bottlenecklab.models import FCNNConfig, NormedFCNNConfig
-from bottlenecklab.tasks import Dataset, TeacherConfig
+from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 Kind = Literal["slope", "tau"]
@@ -132,26 +139,6 @@ def trace(model: torch.nn.Module, cfg: Config, step: int) -> dict[str, Any]:
     return {"direction": json.dumps((theta / theta.norm()).tolist())}
 
 
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """This run's depth, scale and step, `C(0)` (`loss0`, the init's training cost:
-    run_point's seed and dtype), the final loss and whether it escaped."""
-    kind, L, a = cfg.plan[cfg.run]
-    init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
-    loss0 = costs(init, data)["train_cost"]
-    final = costs(model, data)["train_cost"]
-    scalars = {
-        "depth": float(L),
-        "alpha": a,
-        "init_norm": a * math.sqrt(L),
-        "lr": cfg.train.phases[0].lr,
-        "tau": float(kind == "tau"),
-        "loss0": loss0,
-        "final_loss": final,
-        "escaped": float(final <= cfg.escape_frac * loss0),
-    }
-    return Measurement(scalars=scalars)
-
-
 def escapes(cfg: Config, pts: Points, L: int, frac: float) -> list[float]:
     """Depth `L`'s steps to loss `<= frac C(0)` per `alpha` (`nan`: not within the budget)."""
     runs = {cfg.plan[p.point["run"]]: curve(p) for p in pts}
@@ -208,39 +195,38 @@ def tau_direction(cfg: Config, pts: Points) -> Outcome:
 
 
 DEPTHS = (3, 4)  # the depths of Prop 2.2's slope claims (the presets sweep a subset)
-CLAIMS = [
-    *(
-        spec
-        for L in DEPTHS
-        for spec in (
-            ClaimSpec(
-                f"slope-L{L}",
-                "L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) against "
-                "the init scale (alpha = {alphas}) is 2 - L within {cfg.slope_rtol:.0%}",
-                Ungated(dynamics("how long the first plateau lasts")),
-                slope(L),
-                when=lambda cfg, L=L: L in cfg.depths,
-            ),
-            ClaimSpec(
-                f"slope-first-L{L}",
-                "L = {L}: the same slope for the first departure, loss <= {cfg.first_frac:g} "
-                "C(0) (target 2 - L = {target:g})",
-                None,
-                slope_first(L),
-                when=lambda cfg, L=L: L in cfg.depths,
-            ),
-        )
-    ),
-    ClaimSpec(
-        "tau-direction",
-        "tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
-        "||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = {alphas} until the "
-        "first {drop:.0%} loss drop (step {until:g})",
-        Ungated(dynamics("the path of theta/||theta|| before the escape")),
-        tau_direction,
-        source="003 Sec 2.1",
-    ),
-]
+SLOPE = {
+    L: ClaimSpec(
+        f"slope-L{L}",
+        "L = {L}: log-log slope of GD steps to loss <= {cfg.escape_frac:g} C(0) against "
+        "the init scale (alpha = {alphas}) is 2 - L within {cfg.slope_rtol:.0%}",
+        Ungated(dynamics("how long the first plateau lasts")),
+        slope(L),
+        when=lambda cfg, L=L: L in cfg.depths,
+    )
+    for L in DEPTHS
+}
+SLOPE_FIRST = {
+    L: ClaimSpec(
+        f"slope-first-L{L}",
+        "L = {L}: the same slope for the first departure, loss <= {cfg.first_frac:g} "
+        "C(0) (target 2 - L = {target:g})",
+        None,
+        slope_first(L),
+        when=lambda cfg, L=L: L in cfg.depths,
+    )
+    for L in DEPTHS
+}
+TAU_DIRECTION = ClaimSpec(
+    "tau-direction",
+    "tau-time GD (eta = {cfg.tau_c:g} ||theta||^(2-L), L = {cfg.tau_depth}): largest "
+    "||theta_bar_k(alpha_i) - theta_bar_k(alpha_j)|| over alpha = {alphas} until the "
+    "first {drop:.0%} loss drop (step {until:g})",
+    Ungated(dynamics("the path of theta/||theta|| before the escape")),
+    tau_direction,
+    source="003 Sec 2.1",
+)
+CLAIMS = [*(c for L in DEPTHS for c in (SLOPE[L], SLOPE_FIRST[L])), TAU_DIRECTION]
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -271,7 +257,7 @@ EXPERIMENT = Experiment[Config](
     config=Config(),
     presets=PRESETS,
     grid={"run": "runs"},
-    measure=measure,
+    measure=SCALE_RUN,
     claims=CLAIMS,
     figures=("_saddles:plateau_time",),
     doc=__doc__ or "",

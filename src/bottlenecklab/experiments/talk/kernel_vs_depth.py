@@ -19,21 +19,22 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import torch
-
 from bottlenecklab.experiments._checks import in_range, reported, unmeasured
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
-    Measurement,
     Outcome,
     Points,
     Ungated,
 )
-from bottlenecklab.measure import costs, loglog_slope
+from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN, RATES
+from bottlenecklab.measure import (
+    TEST_COST,
+    Quantity,
+    loglog_slope,
+)
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import Dataset, RadialCompositionConfig
-from bottlenecklab.theory import gp_regression_error, kernel_test_error
+from bottlenecklab.tasks import RadialCompositionConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 
@@ -70,68 +71,52 @@ class Config:
 BASE = Config()
 
 
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """At this point's `N` and seed: the network's costs, the kernel's test error on the
-    same compositional data, and the kernel's error on a GP target in each `d`."""
-    scalars = {"n_train": float(cfg.task.n_train), **costs(model, data)}
-    scalars["kernel_test_error"] = kernel_test_error(
-        data.x_train, data.y_train, data.x_test, data.y_test, cfg.length, cfg.ridge
-    )
-    for d in cfg.gp_dims:
-        gen = torch.Generator().manual_seed(1000 * cfg.seed + d)
-        scalars[f"gp_error_d{d}"] = gp_regression_error(
-            d, cfg.task.n_train, cfg.task.n_test, gen, cfg.length, cfg.ridge, cfg.jitter
-        )
-    return Measurement(scalars=scalars)
-
-
-def slope(pts: Points, key: str, min_n: float = 0.0) -> float:
-    """Log-log slope of scalar `key` against `N` over the points with `N >= min_n`."""
-    rows = [p for p in pts if p.scalars.get("n_train", 0.0) >= min_n and key in p.scalars]
-    return loglog_slope([p.scalars["n_train"] for p in rows], [p.scalars[key] for p in rows])
+def slope(pts: Points, quantity: Quantity, min_n: float = 0.0) -> float:
+    """Log-log slope of `quantity` against `N` over the points with `N >= min_n`."""
+    rows = [p for p in pts if p.get(N_TRAIN, 0.0) >= min_n and quantity.name in p.scalars]
+    return loglog_slope([p.value(N_TRAIN) for p in rows], [p.value(quantity) for p in rows])
 
 
 def gp_slope(d: int, cfg: Config, pts: Points) -> Outcome:
     """The GP target's slope in dimension `d` within `slope_tolerance` of `-1/d`."""
-    if len({p.scalars.get("n_train") for p in pts}) < 2:
+    if len({p.get(N_TRAIN) for p in pts}) < 2:
         return unmeasured("fewer than 2 N", d=d)
     lo, hi = -(1 + cfg.slope_tolerance) / d, -(1 - cfg.slope_tolerance) / d
-    return in_range(slope(pts, f"gp_error_d{d}"), lo, hi, d=d)
+    return in_range(slope(pts, GP_ERROR.at(d)), lo, hi, d=d)
 
 
 # partial: the GP slopes are the kernel's, the compositional ones only reported
-CLAIMS = [
-    *(
-        ClaimSpec(
-            f"gp-slope-d{d}",
-            "Laplace-kernel ridge regression on its own GP target in d = {d}: log-log slope "
-            "of the test error vs N within +-{cfg.slope_tolerance:.0%} of -1/d",
-            Ungated(
-                "kernel ridge regression on Gaussian-process targets: a closed-form "
-                "estimator, no trained network"
-            ),
-            partial(gp_slope, d),
-            partial=True,
-        )
-        for d in BASE.gp_dims
-    ),
-    ClaimSpec(
-        "kernel-composition-slope",
-        "kernel on h o g in [0,1]^{cfg.task.dim} (inner dimension 1): slope of the test "
-        "error vs N >= {cfg.net_min_n}",
-        None,
-        lambda cfg, pts: reported(slope(pts, "kernel_test_error", cfg.net_min_n)),
+GP_SLOPE = {
+    d: ClaimSpec(
+        f"gp-slope-d{d}",
+        "Laplace-kernel ridge regression on its own GP target in d = {d}: log-log slope "
+        "of the test error vs N within +-{cfg.slope_tolerance:.0%} of -1/d",
+        Ungated(
+            "kernel ridge regression on Gaussian-process targets: a closed-form "
+            "estimator, no trained network"
+        ),
+        partial(gp_slope, d),
         partial=True,
-    ),
-    ClaimSpec(
-        "net-composition-slope",
-        "deep net (L = {cfg.model.depth}, width {cfg.model.width}, lam = {cfg.train.lam:g}) "
-        "on h o g: slope of the test error vs N >= {cfg.net_min_n}",
-        None,
-        lambda cfg, pts: reported(slope(pts, "test_cost", cfg.net_min_n)),
-        partial=True,
-    ),
-]
+    )
+    for d in BASE.gp_dims
+}
+KERNEL_COMPOSITION_SLOPE = ClaimSpec(
+    "kernel-composition-slope",
+    "kernel on h o g in [0,1]^{cfg.task.dim} (inner dimension 1): slope of the test "
+    "error vs N >= {cfg.net_min_n}",
+    None,
+    lambda cfg, pts: reported(slope(pts, KERNEL_TEST_ERROR, cfg.net_min_n)),
+    partial=True,
+)
+NET_COMPOSITION_SLOPE = ClaimSpec(
+    "net-composition-slope",
+    "deep net (L = {cfg.model.depth}, width {cfg.model.width}, lam = {cfg.train.lam:g}) "
+    "on h o g: slope of the test error vs N >= {cfg.net_min_n}",
+    None,
+    lambda cfg, pts: reported(slope(pts, TEST_COST, cfg.net_min_n)),
+    partial=True,
+)
+CLAIMS = [*GP_SLOPE.values(), KERNEL_COMPOSITION_SLOPE, NET_COMPOSITION_SLOPE]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: two sizes, one seed, a few Adam steps on a narrow net.
@@ -161,7 +146,7 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={"task.n_train": "sizes", "seed": "seeds"},
-    measure=measure,
+    measure=RATES,
     claims=CLAIMS,
     figures=("_talk:kernel_vs_depth",),
     doc=__doc__ or "",

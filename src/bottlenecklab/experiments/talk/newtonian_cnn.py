@@ -18,21 +18,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from bottlenecklab.experiments._checks import at_least, at_most
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
     Gate,
-    Measurement,
     Outcome,
     Points,
     Reads,
 )
-from bottlenecklab.measure import ball_rollout, costs, frequency_spectra, mode_table
+from bottlenecklab.experiments.talk._cnn import (
+    BASELINE_TEST_COST,
+    CNN,
+    MIDDLE_LAYERS,
+    MIDDLE_LOW_MODE_LAYERS,
+    RELATIVE_TEST_COST,
+)
+from bottlenecklab.measure._frequency import MODE_RULE
 from bottlenecklab.models import CircularCNNConfig
-from bottlenecklab.tasks import BallGravityConfig, Dataset
+from bottlenecklab.tasks import BallGravityConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 
@@ -42,7 +46,8 @@ class Config:
 
     Args:
         baseline_fraction: bound on test cost / repeat-last-frame test cost.
-        mode_rel: a mode counts when `s_{omega, i} >= mode_rel x` the layer's largest.
+        mode_rel: a mode counts when `s_{omega, i} >= mode_rel x` the layer's largest (the
+            cutoff of `MODE_RULE`, the rule of the mode counts).
         max_modes, max_order: at most this many modes, all of order at most this.
         rollout_steps: steps of the rollout figure.
         rollout_samples: test samples of the rollout figure.
@@ -61,7 +66,7 @@ class Config:
     )
     seed: int = 0
     baseline_fraction: float = 0.25
-    mode_rel: float = 0.1
+    mode_rel: float = MODE_RULE.cutoff
     max_modes: int = 8
     max_order: int = 1
     rollout_steps: int = 10
@@ -73,75 +78,36 @@ BASE = Config()  # its tolerances are the claims' windows
 COUNT_STEP = 1.0  # the window of a count of layers: it may not change at all
 
 
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """Costs vs the repeat-last-frame baseline, modes of every layer (table `modes`),
-    all `s_{omega, i}` (`spectra`, with the order), and a rollout (table `rollout`)."""
-    n = cfg.task.size
-    scalars = costs(model, data)
-    last = data.x_test[:, n * n :]
-    scalars["baseline_test_cost"] = float(((data.y_test - last) ** 2).sum(axis=1).mean())
-    scalars["relative_test_cost"] = scalars["test_cost"] / scalars["baseline_test_cost"]
-    L = model.depth
-    modes, layers = mode_table(model, cfg.mode_rel)
-    middle = [r for r in layers if L / 3 < r["layer"] <= 2 * L / 3]
-    ok = [r for r in middle if r["modes"] <= cfg.max_modes and r["max_order"] <= cfg.max_order]
-    scalars["middle_layers"] = float(len(middle))
-    scalars["middle_low_mode_layers"] = float(len(ok))
-    task = cfg.task
-    truth, pred = ball_rollout(
-        model, data, cfg.rollout_steps, cfg.rollout_samples, task.gravity, task.sigma
-    )
-    scalars["rollout_error_last"] = float(
-        ((pred[:, -1] - truth[:, -1]) ** 2).sum(axis=(1, 2)).mean()
-    )
-    roll = [
-        {
-            "sample": a,
-            "step": t,
-            "kind": kind,
-            "pixels": ",".join(f"{x:.4g}" for x in frame.ravel()),
-        }
-        for kind, frames in (("truth", truth), ("prediction", pred))
-        for a in range(len(truth))
-        for t, frame in enumerate(frames[a])
-    ]
-    return Measurement(
-        scalars=scalars,
-        layers=layers,
-        spectra=frequency_spectra(model),
-        tables={"modes": modes, "rollout": roll},
-    )
-
-
 def next_step(cfg: Config, pts: Points) -> Outcome:
     """Next-step test cost over the repeat-last-frame baseline's."""
-    sc = pts.last.scalars
-    return at_most(sc["relative_test_cost"], cfg.baseline_fraction, base=sc["baseline_test_cost"])
+    p = pts.last
+    return at_most(
+        p.value(RELATIVE_TEST_COST), cfg.baseline_fraction, base=p.value(BASELINE_TEST_COST)
+    )
 
 
 def middle_low_modes(cfg: Config, pts: Points) -> Outcome:
     """Middle-third layers with few low-order modes: a majority of them."""
-    sc = pts.last.scalars
-    n_mid = int(sc["middle_layers"])
-    return at_least(sc["middle_low_mode_layers"], n_mid // 2 + 1, n_mid=n_mid)
+    p = pts.last
+    n_mid = int(p.value(MIDDLE_LAYERS))
+    return at_least(p.value(MIDDLE_LOW_MODE_LAYERS), n_mid // 2 + 1, n_mid=n_mid)
 
 
-CLAIMS = [
-    ClaimSpec(
-        "next-step",
-        "next-step test cost / test cost of repeating the last frame ({base:.3g})",
-        Reads(("relative_test_cost",), window=BASE.baseline_fraction),  # bound above 0
-        next_step,
-    ),
-    ClaimSpec(
-        "middle-low-modes",
-        "middle-third layers (of {n_mid}) with <= {cfg.max_modes} modes s_(w,i) >= "
-        "{cfg.mode_rel:g} x the layer's largest, all of order <= {cfg.max_order} (table "
-        "modes); a majority needed",
-        Reads(("middle_low_mode_layers",), window=COUNT_STEP),
-        middle_low_modes,
-    ),
-]
+NEXT_STEP = ClaimSpec(
+    "next-step",
+    "next-step test cost / test cost of repeating the last frame ({base:.3g})",
+    Reads((RELATIVE_TEST_COST,), window=BASE.baseline_fraction),  # bound above 0
+    next_step,
+)
+MIDDLE_LOW_MODES = ClaimSpec(
+    "middle-low-modes",
+    "middle-third layers (of {n_mid}) with <= {cfg.max_modes} modes s_(w,i) >= "
+    "{cfg.mode_rel:g} x the layer's largest, all of order <= {cfg.max_order} (table "
+    "modes); a majority needed",
+    Reads((MIDDLE_LOW_MODE_LAYERS,), window=COUNT_STEP),
+    middle_low_modes,
+)
+CLAIMS = [NEXT_STEP, MIDDLE_LOW_MODES]
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seconds: 8x8 frames, a 3-layer net with 4 channels, a few steps.
@@ -185,7 +151,7 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={},
-    measure=measure,
+    measure=CNN,
     claims=CLAIMS,
     figures=("_talk:newtonian_rollout", "_talk:newtonian_modes"),
     doc=__doc__ or "",

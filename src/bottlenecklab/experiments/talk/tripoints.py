@@ -21,32 +21,26 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import torch
-
 from bottlenecklab.experiments._checks import at_least, at_most, reported, unmeasured
 from bottlenecklab.experiments._spec import (
     ClaimSpec,
     Experiment,
     Gate,
-    Measurement,
     Outcome,
     PointResult,
     Points,
     Reads,
 )
+from bottlenecklab.experiments.talk._classify import MIDDLE_AFFINE_RATIO, TRIPOINT
 from bottlenecklab.measure import (
-    accuracy,
-    affine_profile,
-    costs,
-    data_box,
-    decision_map,
+    MIDDLE_AFFINE_RANK,
+    MIDDLE_RANK,
     middle_layer,
-    middle_rank,
-    tripoint_table,
-    weight_spectra,
 )
+from bottlenecklab.measure._decision import TRIPOINTS
+from bottlenecklab.measure._layer_ranks import AFFINE_RANK_RULE, WEIGHT_RANK_RULE
 from bottlenecklab.models import FCNNConfig
-from bottlenecklab.tasks import BlobsConfig, Dataset
+from bottlenecklab.tasks import BlobsConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
 
 Arch = Literal["shallow", "deep"]
@@ -62,8 +56,10 @@ class Config:
         margin: the decision map covers the data's bounding box grown by this.
         resolutions: grid points per side of the decision maps (tripoints at each);
             map_resolution: the one stored for the figure.
-        affine_rel: relative cut of the middle representation's affine dimension.
-        rank_floor: the middle weight rank's floor (paper 001, Fig 1; reported).
+        affine_rel: relative cut of the middle representation's affine dimension (the
+            cutoff of `AFFINE_RANK_RULE`, `MIDDLE_AFFINE_RANK`'s rule).
+        rank_floor: the middle weight rank's floor (paper 001, Fig 1; reported; the cutoff
+            of `WEIGHT_RANK_RULE`, `MIDDLE_RANK`'s rule).
         certify: the convergence certificate of every claim.
     """
 
@@ -87,8 +83,8 @@ class Config:
     margin: float = 0.5
     resolutions: tuple[int, ...] = (256, 512)
     map_resolution: int = 256
-    affine_rel: float = 0.2
-    rank_floor: float = 0.1
+    affine_rel: float = AFFINE_RANK_RULE.cutoff
+    rank_floor: float = WEIGHT_RANK_RULE.cutoff
     certify: Gate = Gate(threshold=2e-2, tau=1e-4, earlier=0.0)
 
     @property
@@ -100,40 +96,9 @@ class Config:
 BASE = Config()  # its tolerances are the claims' windows
 
 
-def measure(model: torch.nn.Module, data: Dataset, cfg: Config) -> Measurement:
-    """Accuracy, the middle representation's affine dimension (centred pre-activations of
-    layer `ceil(L/2)`) and weight rank, the weight spectra, tripoints at every resolution
-    (table `tripoints`) and the decision map at `map_resolution` (table `decision_map`:
-    one row per grid line, labels as a string of digits); per layer (`layers`) the centred
-    `s_2 / s_1` and affine dimension of every hidden pre-activation."""
-    scalars = costs(model, data, "cross_entropy")
-    scalars["train_accuracy"] = accuracy(model, data.x_train, data.y_train)
-    scalars["test_accuracy"] = accuracy(model, data.x_test, data.y_test)
-    layers = affine_profile(model, data.x_train, cfg.affine_rel)
-    mid = middle_layer(model.depth)
-    scalars["middle_layer"] = float(mid)
-    scalars["middle_affine_rank"] = float(layers[mid - 1]["affine_rank"])
-    scalars["middle_affine_ratio"] = layers[mid - 1]["affine_ratio"]
-    scalars["middle_rank"] = float(middle_rank(model, cfg.rank_floor))  # weight rank
-    lo, hi = data_box(data.x_train, cfg.margin)
-    scalars.update({"box_x0": lo[0], "box_y0": lo[1], "box_x1": hi[0], "box_y1": hi[1]})
-    counts, points = tripoint_table(model, lo, hi, cfg.resolutions)
-    scalars.update(counts)
-    _, _, labels = decision_map(model, lo, hi, cfg.map_resolution)
-    rows = [
-        {"row": i, "labels": "".join(str(int(v)) for v in line)} for i, line in enumerate(labels)
-    ]
-    return Measurement(
-        scalars=scalars,
-        layers=layers,
-        spectra=weight_spectra(model),
-        tables={"tripoints": points, "decision_map": rows},
-    )
-
-
 def tri(cfg: Config, p: PointResult) -> list[float]:
     """The point's tripoint counts at every resolution."""
-    return [p.scalars[f"tripoints_{n}"] for n in cfg.resolutions]
+    return [p.value(TRIPOINTS.at(n)) for n in cfg.resolutions]
 
 
 def maps(cfg: Config) -> str:
@@ -149,7 +114,7 @@ def seeds_with(cfg: Config, pts: Points, arch: str, ok) -> float:
 
 def rank1_no_tripoint(cfg: Config, pts: Points) -> Outcome:
     """Nets with a tripoint among those whose middle representation is 1-D affine."""
-    flat = [p for p in pts if p.scalars["middle_affine_rank"] == 1]
+    flat = [p for p in pts if p.value(MIDDLE_AFFINE_RANK) == 1]
     if not flat:
         why = "no trained net has a 1-D affine middle representation"
         return unmeasured(why, "0", res=maps(cfg), of="")
@@ -157,59 +122,64 @@ def rank1_no_tripoint(cfg: Config, pts: Points) -> Outcome:
     return at_most(bad, 0, res=maps(cfg), of=f" (of {len(flat)})")
 
 
-RANK_RULE = "(centred middle pre-activations, singular values > {cfg.affine_rel:g} s_1)"
+AFFINE_RULE = "(centred middle pre-activations, singular values > {cfg.affine_rel:g} s_1)"
+RANK1_NO_TRIPOINT = ClaimSpec(
+    "rank1-no-tripoint",
+    "every trained net (either architecture, any seed) whose middle representation is "
+    "1-D affine " + AFFINE_RULE + " has no tripoint at {res} (data box + {cfg.margin:g}): "
+    "nets with a tripoint{of}",
+    Reads(  # tripoint counts are integers: a window below 1 asks for no change
+        (MIDDLE_AFFINE_RATIO, *(TRIPOINTS.at(n) for n in BASE.resolutions)),
+        window=BASE.affine_rel,
+    ),
+    rank1_no_tripoint,
+)
+SHALLOW_TRIPOINT = ClaimSpec(
+    "shallow-tripoint",
+    "shallow net (L = {cfg.shallow.depth}): >= 1 tripoint at {res}: seeds of "
+    "{n_seeds}; an untrained shallow net has them too (vacuity audit): reported",
+    None,  # a premise an untrained shallow net meets (2 of 3)
+    lambda cfg, pts: reported(
+        seeds_with(cfg, pts, "shallow", lambda p: min(tri(cfg, p)) >= 1),
+        res=maps(cfg),
+        n_seeds=len(cfg.seeds),
+    ),
+)
+DEEP_AFFINE_RANK_1 = ClaimSpec(
+    "deep-affine-rank-1",
+    "the slide's figure: deep net (L = {cfg.deep.depth}) with a 1-D affine middle "
+    "representation " + AFFINE_RULE + ": seeds of {n_seeds}",
+    Reads((MIDDLE_AFFINE_RATIO,), window=BASE.affine_rel, where={"arch": "deep"}),
+    lambda cfg, pts: at_least(
+        seeds_with(cfg, pts, "deep", lambda p: p.value(MIDDLE_AFFINE_RANK) == 1),
+        len(cfg.seeds) // 2 + 1,
+        n_seeds=len(cfg.seeds),
+    ),
+)
+DEEP_WEIGHT_RANK_1 = ClaimSpec(
+    "deep-weight-rank-1",
+    "deep net: middle weight W_{mid} of numerical rank 1 (singular values > "
+    "{cfg.rank_floor:g}, paper 001's rule): seeds",
+    None,
+    lambda cfg, pts: reported(
+        seeds_with(cfg, pts, "deep", lambda p: p.value(MIDDLE_RANK) == 1),
+        mid=middle_layer(cfg.deep.depth),
+    ),
+)
+DEEP_NO_TRIPOINT = ClaimSpec(
+    "deep-no-tripoint",
+    "deep net: no tripoint at {res}: seeds",
+    None,
+    lambda cfg, pts: reported(
+        seeds_with(cfg, pts, "deep", lambda p: max(tri(cfg, p)) == 0), res=maps(cfg)
+    ),
+)
 CLAIMS = [
-    ClaimSpec(
-        "rank1-no-tripoint",
-        "every trained net (either architecture, any seed) whose middle representation is "
-        "1-D affine " + RANK_RULE + " has no tripoint at {res} (data box + {cfg.margin:g}): "
-        "nets with a tripoint{of}",
-        Reads(  # tripoint counts are integers: a window below 1 asks for no change
-            ("middle_affine_ratio", *(f"tripoints_{n}" for n in BASE.resolutions)),
-            window=BASE.affine_rel,
-        ),
-        rank1_no_tripoint,
-    ),
-    ClaimSpec(
-        "shallow-tripoint",
-        "shallow net (L = {cfg.shallow.depth}): >= 1 tripoint at {res}: seeds of "
-        "{n_seeds}; an untrained shallow net has them too (vacuity audit): reported",
-        None,  # a premise an untrained shallow net meets (2 of 3)
-        lambda cfg, pts: reported(
-            seeds_with(cfg, pts, "shallow", lambda p: min(tri(cfg, p)) >= 1),
-            res=maps(cfg),
-            n_seeds=len(cfg.seeds),
-        ),
-    ),
-    ClaimSpec(
-        "deep-affine-rank-1",
-        "the slide's figure: deep net (L = {cfg.deep.depth}) with a 1-D affine middle "
-        "representation " + RANK_RULE + ": seeds of {n_seeds}",
-        Reads(("middle_affine_ratio",), window=BASE.affine_rel, where={"arch": "deep"}),
-        lambda cfg, pts: at_least(
-            seeds_with(cfg, pts, "deep", lambda p: p.scalars["middle_affine_rank"] == 1),
-            len(cfg.seeds) // 2 + 1,
-            n_seeds=len(cfg.seeds),
-        ),
-    ),
-    ClaimSpec(
-        "deep-weight-rank-1",
-        "deep net: middle weight W_{mid} of numerical rank 1 (singular values > "
-        "{cfg.rank_floor:g}, paper 001's rule): seeds",
-        None,
-        lambda cfg, pts: reported(
-            seeds_with(cfg, pts, "deep", lambda p: p.scalars["middle_rank"] == 1),
-            mid=middle_layer(cfg.deep.depth),
-        ),
-    ),
-    ClaimSpec(
-        "deep-no-tripoint",
-        "deep net: no tripoint at {res}: seeds",
-        None,
-        lambda cfg, pts: reported(
-            seeds_with(cfg, pts, "deep", lambda p: max(tri(cfg, p)) == 0), res=maps(cfg)
-        ),
-    ),
+    RANK1_NO_TRIPOINT,
+    SHALLOW_TRIPOINT,
+    DEEP_AFFINE_RANK_1,
+    DEEP_WEIGHT_RANK_1,
+    DEEP_NO_TRIPOINT,
 ]
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -245,7 +215,7 @@ EXPERIMENT = Experiment[Config](
     config=BASE,
     presets=PRESETS,
     grid={"arch": "archs", "seed": "seeds"},
-    measure=measure,
+    measure=TRIPOINT,
     claims=CLAIMS,
     figures=("_talk:tripoints",),
     doc=__doc__ or "",
