@@ -105,7 +105,7 @@ def _entries() -> tuple[Finding, ...]:
         ),
         Finding(
             experiment=tripoints.EXPERIMENT,
-            claim=tripoints.EXPERIMENT.spec_of("deep-affine-rank-1"),
+            claim=tripoints.DEEP_AFFINE_RANK_1,
             source="002 slide 'Implications: Classification' (its figure)",
             statement=(
                 "the slide's figure shows a deep net's 4-class decision map without tripoints "
@@ -143,7 +143,7 @@ def _entries() -> tuple[Finding, ...]:
                 "measured on the rank-1 nets"
             ),
             spec="depth-and-rank.md, Findings",
-            conditional=(tripoints.EXPERIMENT.spec_of("rank1-no-tripoint"),),
+            conditional=(tripoints.RANK1_NO_TRIPOINT,),
         ),
     )
 
