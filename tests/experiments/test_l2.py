@@ -34,14 +34,14 @@ from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._plateau import (
     EXACT_END,
     KINK_END,
-    LOSS,
     MERGED_MAX,
+    MERGED_MIN,
     NON_INCREASING,
     PLATEAU_CLAIM,
     SMOOTHED_STAGES,
     UNFINISHED_RESTARTS,
 )
-from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ, TEST_COST
+from bottlenecklab.measure import KERNEL_RANK_RULE, LOSS, N_TRAIN, NORM_SQ, TEST_COST
 
 NAMES = [
     "l2/reformulation",
@@ -110,6 +110,18 @@ def test_every_asserted_claim_is_read_or_ungated(smoke_record, name):
     for c in record.claims:
         if c.asserted:
             assert exp.reads_of(c.id) is not None or exp.is_ungated(c.id), c.id
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_column_a_measurement_writes_is_declared(smoke_record, name):
+    """No column is written by a plain name: each scalar of a point is a quantity its
+    experiment's measurement declares (the linear net's `LINEAR_GRAD_NORM` too), besides
+    the stage times the runner adds (`measure_s`, `certify_s`)."""
+    exp, _, _, record = smoke_record(name)
+    declared = {q.name for q in exp.measure.quantities} | {rq.LINEAR_GRAD_NORM.name}
+    for p in record.points:
+        written = {k for k in p.scalars if not k.endswith("_s")}
+        assert written <= declared, (p.id, sorted(written - declared))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -315,7 +327,7 @@ def test_counterexample_claims_read_the_closed_forms_even_when_a_gd_run_diverged
 
 PR = pr.EXPERIMENT.name
 PR_GOOD = {
-    pq.N_TRAIN.name: 10.0,
+    N_TRAIN.name: 10.0,
     pq.NEURONS_BEFORE.name: 200.0,
     pq.ALIVE_BEFORE.name: 150.0,
     pq.NEURONS_AFTER.name: 12.0,
@@ -365,8 +377,8 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     data = cfg.task.build(seed=cfg.seed)
     net = cfg.model.build(data.d_in, data.d_out, seed=1, dtype=torch.float64)
     honest = _result(exp.measure(net, data, cfg))
-    assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(pq.N_TRAIN)
-    assert 4 * honest.value(pq.N_TRAIN) > honest.value(pq.NEURONS_AFTER)
+    assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(N_TRAIN)
+    assert 4 * honest.value(N_TRAIN) > honest.value(pq.NEURONS_AFTER)
     monkeypatch.setattr(M, "prune_one_dim", lambda model, x: M.float64_copy(model))
     m = exp.measure(net, data, cfg)
     p = _result(m)
@@ -626,7 +638,7 @@ def _wp_points(
                 f"prev_{LOSS}": v * (1 + bump) * (1 + mv),
                 "cert_stationarity": st,
                 TEST_COST.name: 2 * v,
-                "merged_min": 5.0,
+                MERGED_MIN.name: 5.0,
                 MERGED_MAX.name: 8.0,
             }
             point = {"model.width": w, "seed": seed}

@@ -11,6 +11,7 @@ import pytest
 
 from bottlenecklab.experiments import EXPERIMENTS, Claim, count_states, expected_states
 from bottlenecklab.experiments._point_times import PointTimes
+from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
 from bottlenecklab.report import PAPERS
 from bottlenecklab.sweeps import RunStore
 
@@ -19,7 +20,7 @@ spec = importlib.util.spec_from_file_location("results_tables", TOOL)
 results_tables = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(results_tables)
 
-FLAGSHIP = "leaky-resnet/hamiltonian-vs-depth"
+FLAGSHIP = hvd.EXPERIMENT.name
 
 
 def _files(tmp_path: Path) -> tuple[Path, Path]:
@@ -113,8 +114,8 @@ def test_experiments_not_in_the_run_are_named(smoke_record) -> None:
 
 @pytest.mark.parametrize("state", ["passed", "not-converged", "failed"])
 def test_a_quick_claim_in_a_state_test_slow_does_not_expect_is_marked(state) -> None:
-    want = expected_states(FLAGSHIP, "from-below", True)
-    claim = Claim("from-below", "000", "x", "y", None, state == "passed", state=state)
+    want = expected_states(FLAGSHIP, hvd.FROM_BELOW.id, True)
+    claim = Claim(hvd.FROM_BELOW.id, "000", "x", "y", None, state == "passed", state=state)
     text = results_tables._unexpected(FLAGSHIP, claim)
     assert bool(text) == (state not in want)
     assert not text or all(w in text for w in want)

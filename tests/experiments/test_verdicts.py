@@ -5,6 +5,7 @@ read; typed states round-trip through `claims.json`."""
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import math
 
@@ -121,12 +122,13 @@ def test_a_claim_reads_only_its_points() -> None:
 
 
 def test_tagged_ids_of_a_per_experiment_read_their_claims_gate() -> None:
-    claim = dataclasses.replace(CLAIM, id="plateau(lam=0.001)")
-    exp = _exp(per="train.lam", plateau=READS)
+    # the test experiment's own claim `c`, tagged as the runner tags it (`c(lam=0.001)`)
+    claim = dataclasses.replace(CLAIM, id="c(lam=0.001)")
+    exp = _exp(per="train.lam", c=READS)
     (c,) = judge(exp, None, [claim], [_point(0.5, 0.5, 0.5)])
     assert c.state == "not-converged"
-    assert exp.reads_of("plateau(lam=0.001)") == READS and exp.reads_of("plateau(x=1)") is None
-    assert _exp(plateau=READS).reads_of("plateau(lam=0.001)") is None  # no `per`: no tags
+    assert exp.reads_of("c(lam=0.001)") == READS and exp.reads_of("c(x=1)") is None
+    assert _exp(c=READS).reads_of("c(lam=0.001)") is None  # no `per`: no tags
 
 
 @pytest.mark.parametrize(
@@ -172,6 +174,32 @@ def test_findings_name_registered_claims() -> None:
     for f in FINDINGS:
         assert f.experiment in EXPERIMENTS, f.key
         assert f.measured and f.pilots and f.settle and f.spec
+        for claim in (f.claim, *f.conditional):
+            assert get(f.experiment).spec_of(claim) is not None, (f.key, claim)
+
+
+def test_claims_awaiting_the_solver_are_declared() -> None:
+    from bottlenecklab.experiments._awaiting import AWAITING
+
+    for a in AWAITING:
+        ids = [s.id for s in get(a.experiment).specs]
+        for pattern in a.claims:
+            assert any(fnmatch.fnmatchcase(i, pattern) for i in ids), (a.experiment, pattern)
+
+
+def test_a_registry_entry_must_name_a_claim_of_its_experiment() -> None:
+    """The registries name claims by object; an entry whose claim is not one of its
+    experiment's declared claims (another experiment's, or an id it lacks) is refused."""
+    from bottlenecklab.experiments._awaiting import Awaiting
+
+    with pytest.raises(ValueError, match="declares no claim"):
+        Awaiting(hvd.EXPERIMENT, (pb.THM4_LOWER_CLAIM,), "w")
+    with pytest.raises(ValueError, match="declares no claim"):
+        Awaiting(hvd.EXPERIMENT, ("no-such-*",), "w")
+    with pytest.raises(ValueError, match="declares no claim"):
+        dataclasses.replace(FINDINGS[0], experiment=hvd.EXPERIMENT)
+    a = Awaiting(hvd.EXPERIMENT, (hvd.FROM_BELOW, "coi-*"), "w")
+    assert a.experiment == hvd.EXPERIMENT.name and a.claims == (hvd.FROM_BELOW.id, "coi-*")
 
 
 def test_a_finding_claim_is_marked() -> None:

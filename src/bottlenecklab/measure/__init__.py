@@ -69,6 +69,8 @@ from bottlenecklab.measure.coi import (
 
 # Distance to a critical point: certificate, gradient norm (`measure.convergence`)
 from bottlenecklab.measure.convergence import (
+    GRAD_NORM,
+    LOSS,
     Certificate,
     KinkDerivatives,
     KinkMode,
@@ -82,6 +84,7 @@ from bottlenecklab.measure.convergence import (
 
 # Decision maps and tripoints (002) (`measure.decision`)
 from bottlenecklab.measure.decision import (
+    TRAIN_ACCURACY,
     accuracy,
     data_box,
     decision_map,
@@ -93,6 +96,7 @@ from bottlenecklab.measure.decision import (
 from bottlenecklab.measure.evaluation import (
     DATA_COSTS,
     K_STAR,
+    N_TRAIN,
     TEST_COST,
     TEST_ERROR,
     TRAIN_COST,
@@ -101,6 +105,7 @@ from bottlenecklab.measure.evaluation import (
     data_rank,
     float64_copy,
     rollout,
+    train_size,
 )
 
 # Representation geodesics of a leaky ResNet: momenta, Hamiltonian (000) (`measure.geodesics`)
@@ -361,6 +366,8 @@ __all__ = [  # noqa: RUF022
     "negative_mass",
     "stable_rank",
     # measure.convergence
+    "GRAD_NORM",
+    "LOSS",
     "Certificate",
     "KinkDerivatives",
     "KinkMode",
@@ -371,6 +378,7 @@ __all__ = [  # noqa: RUF022
     "kink_forward",
     "regularized_loss",
     # measure.decision
+    "TRAIN_ACCURACY",
     "accuracy",
     "data_box",
     "decision_map",
@@ -379,6 +387,7 @@ __all__ = [  # noqa: RUF022
     # measure.evaluation
     "DATA_COSTS",
     "K_STAR",
+    "N_TRAIN",
     "TEST_COST",
     "TEST_ERROR",
     "TRAIN_COST",
@@ -387,6 +396,7 @@ __all__ = [  # noqa: RUF022
     "data_rank",
     "float64_copy",
     "rollout",
+    "train_size",
     # measure.geodesics
     "RHO_MIDDLE_OVER_ENDS",
     "B_MAX",

@@ -10,7 +10,17 @@ import torch
 from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.tasks import COSTS, Dataset
 
-__all__ = ["K_STAR", "TEST_COST", "TEST_ERROR", "TRAIN_COST", "costs", "data_rank", "float64_copy"]
+__all__ = [
+    "K_STAR",
+    "N_TRAIN",
+    "TEST_COST",
+    "TEST_ERROR",
+    "TRAIN_COST",
+    "costs",
+    "data_rank",
+    "float64_copy",
+    "train_size",
+]
 
 
 def float64_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -41,6 +51,11 @@ def data_rank(data: Dataset) -> float:
     return float(data.k_star) if data.k_star is not None else float("nan")
 
 
+def train_size(data: Dataset) -> float:
+    """`N`, the number of training points of the data set (rows of `x_train`)."""
+    return float(len(data.x_train))
+
+
 TRAIN_COST = Quantity(
     "train_cost",
     "the data cost of the trained network (`COSTS[cost]`, e.g. (1/N)||Y - Y_hat||_F^2)",
@@ -69,5 +84,12 @@ K_STAR = Quantity(
     function=data_rank,
     over="the data set (no network)",
     units="rank (by construction, no spectrum read)",
+)
+N_TRAIN = Quantity(
+    "n_train",
+    "N, the number of training points",
+    function=train_size,
+    over="the data set (no network)",
+    units="count",
 )
 DATA_COSTS = (TRAIN_COST, TEST_COST, TEST_ERROR)  # what `costs` writes

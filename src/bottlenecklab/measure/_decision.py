@@ -12,7 +12,15 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.theory import tripoint_blocks
 
-__all__ = ["TRIPOINTS", "accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
+__all__ = [
+    "TRAIN_ACCURACY",
+    "TRIPOINTS",
+    "accuracy",
+    "data_box",
+    "decision_map",
+    "tripoint_table",
+    "tripoints",
+]
 
 GRID_BLOCK = 2**14  # grid points evaluated at once
 
@@ -95,4 +103,11 @@ TRIPOINTS = Quantity(
     over="the decision map of a 2-D classifier on a box around its data, at resolution R",
     units="count",
     shape="per resolution",
+)
+TRAIN_ACCURACY = Quantity(
+    "train_accuracy",
+    "the fraction of training points whose largest output is their class (`accuracy`)",
+    function=accuracy,
+    over="a trained classifier on its training set (float64 copy)",
+    units="fraction",
 )

@@ -1,4 +1,6 @@
-"""How far a trained network is from a critical point of its regularized loss."""
+"""How far a trained network is from a critical point of its regularized loss, and the
+quantities it writes: the regularized training loss (`LOSS`) and its gradient's norm
+(`GRAD_NORM`), columns of several experiments."""
 
 from __future__ import annotations
 
@@ -7,16 +9,17 @@ from typing import Any
 import torch
 
 from bottlenecklab.measure._costs import float64_copy
+from bottlenecklab.measure._quantity import Quantity
 from bottlenecklab.tasks import COSTS
 
-__all__ = ["gradient_norm", "regularized_loss"]
+__all__ = ["GRAD_NORM", "LOSS", "gradient_norm", "regularized_loss"]
 
 
 def gradient_norm(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") -> float:
     """`||grad_theta (C(f(X), Y) + R)||` on a float64 copy: zero at a critical point of the
     regularized training loss (the convergence gate of claims about trained networks).
 
-    `regularized_loss(...)["grad_norm"]`: `C` is `COSTS[cost]`, `R` the model's
+    `regularized_loss(...)[GRAD_NORM.name]`: `C` is `COSTS[cost]`, `R` the model's
     `regularization(lam)` (each paper's own term), else `lam ||theta||^2`.
 
     Args:
@@ -26,7 +29,7 @@ def gradient_norm(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") -> 
         lam: `lambda`
         cost: a `COSTS` key.
     """
-    return regularized_loss(model, X, Y, lam, cost)["grad_norm"]
+    return regularized_loss(model, X, Y, lam, cost)[GRAD_NORM.name]
 
 
 def regularized_loss(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") -> dict[str, float]:
@@ -40,7 +43,8 @@ def regularized_loss(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") 
         model: any `nn.Module` `[N, ...] -> [N, d_out]`; X: inputs; Y: targets `[N, d_out]`
             (one-hot rows for `cross_entropy`); lam: `lambda`; cost: a `COSTS` key.
     Returns:
-        `cost`, `regularization`, `loss` and `grad_norm` (`||grad_theta loss||`).
+        `cost`, `regularization`, `loss` (`LOSS`) and `grad_norm` (`GRAD_NORM`,
+        `||grad_theta loss||`).
     """
     net = float64_copy(model)
     X = torch.as_tensor(X, dtype=torch.float64)
@@ -56,6 +60,25 @@ def regularized_loss(model: Any, X: Any, Y: Any, lam: float, cost: str = "mse") 
     return {
         "cost": float(C.detach()),
         "regularization": float(R.detach()),
-        "loss": float(loss.detach()),
-        "grad_norm": float(torch.sqrt(sum(g.pow(2).sum() for g in grads))),
+        LOSS.name: float(loss.detach()),
+        GRAD_NORM.name: float(torch.sqrt(sum(g.pow(2).sum() for g in grads))),
     }
+
+
+_NET = "a trained network on its training set (float64 copy)"
+LOSS = Quantity(
+    "loss",
+    "the regularized training loss C_train + R(theta): the model's `regularization(lam)`, "
+    "lam ||theta||^2 for an FCNN (paper 004, Fig 2's train loss)",
+    function=regularized_loss,
+    over=_NET,
+    units="the cost's units",
+)
+GRAD_NORM = Quantity(
+    "grad_norm",
+    "||grad_theta (C_train + R)||, zero at a critical point of the regularized training "
+    "loss (the plain stationarity; the certificate at kinks is `certify`)",
+    function=gradient_norm,
+    over=_NET,
+    units="the loss's units per parameter unit",
+)

@@ -3,6 +3,7 @@
 """
 
 from bottlenecklab.measure._decision import (
+    TRAIN_ACCURACY,
     accuracy,
     data_box,
     decision_map,
@@ -10,4 +11,4 @@ from bottlenecklab.measure._decision import (
     tripoints,
 )
 
-__all__ = ["accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
+__all__ = ["TRAIN_ACCURACY", "accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]

@@ -6,18 +6,21 @@ float64 copy every diagnostic works on (the caller's network is never cast).
 from bottlenecklab.measure._costs import (
     DATA_COSTS,
     K_STAR,
+    N_TRAIN,
     TEST_COST,
     TEST_ERROR,
     TRAIN_COST,
     costs,
     data_rank,
     float64_copy,
+    train_size,
 )
 from bottlenecklab.measure._frequency import ball_rollout, rollout
 
 __all__ = [
     "DATA_COSTS",
     "K_STAR",
+    "N_TRAIN",
     "TEST_COST",
     "TEST_ERROR",
     "TRAIN_COST",
@@ -26,4 +29,5 @@ __all__ = [
     "data_rank",
     "float64_copy",
     "rollout",
+    "train_size",
 ]

@@ -10,10 +10,9 @@ from bottlenecklab.experiments import RunRecord
 from bottlenecklab.experiments.l2._bipartite import LOSS_OVER_LAM, WIDE_OPTIMUM
 from bottlenecklab.experiments.l2._common import WIDTH
 from bottlenecklab.experiments.l2._counterexample import LAM
-from bottlenecklab.experiments.l2._plateau import LOSS
-from bottlenecklab.experiments.l2._pruning import ALIVE_BEFORE, N_TRAIN, NEURONS_AFTER
+from bottlenecklab.experiments.l2._pruning import ALIVE_BEFORE, NEURONS_AFTER
 from bottlenecklab.experiments.l2._reformulation import COV_ERROR, SPLIT_ERROR
-from bottlenecklab.measure import TEST_COST, Quantity
+from bottlenecklab.measure import LOSS, N_TRAIN, TEST_COST, Quantity
 from bottlenecklab.report._style import plt, save
 
 __all__ = [

@@ -22,6 +22,7 @@ from bottlenecklab.measure import (
     AFFINE_RANK_RULE,
     DATA_COSTS,
     JACOBIAN_RANK_RULE,
+    LOSS,
     TRAIN_COST,
     Quantity,
     costs,
@@ -86,7 +87,7 @@ def symmetry_measurement(model: torch.nn.Module, data: Dataset, cfg: Any) -> Mea
     scalars["relative_train_cost"] = scalars[TRAIN_COST.name] / total_var
     scalars["reg_loss"] = regularized_loss(
         model, data.x_train, data.y_train, cfg.train.lam, cfg.train.cost
-    )["loss"]
+    )[LOSS.name]
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)  # untrained
     w, E, eta, T = (data.info[k] for k in ("w", "E", "eta", "steps"))

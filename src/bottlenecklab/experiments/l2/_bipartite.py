@@ -16,7 +16,7 @@ from bottlenecklab import measure as M
 from bottlenecklab import theory
 from bottlenecklab.experiments._spec import Measure, Measurement
 from bottlenecklab.experiments.l2._common import WIDTH, hidden_width
-from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ, TRAIN_COST, Quantity
+from bottlenecklab.measure import GRAD_NORM, KERNEL_RANK_RULE, NORM_SQ, TRAIN_COST, Quantity
 
 __all__ = [
     "BIPARTITE",
@@ -59,7 +59,7 @@ def bipartite_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measur
         NEURONS.name: pattern[NEURONS.name],
         RANK_K1.name: float(M.kernel_rank(S)),
         PAIRS_COVERED.name: pattern[PAIRS_COVERED.name],
-        "grad_norm": M.gradient_norm(net, X, Y, lam),
+        GRAD_NORM.name: M.gradient_norm(net, X, Y, lam),
         WIDE_OPTIMUM.name: theory.bipartite_wide_optimum(N, lam)[0],
         REMARK23_FIT_ERROR.name: fit,
         REMARK23_NORM.name: float(W1.pow(2).sum() + W2.pow(2).sum()),
@@ -119,7 +119,7 @@ REMARK23_NORM = Quantity(
     over="the closed-form construction (no training)",
     units="squared parameter units",
 )
-QUANTITIES = (WIDTH, LOSS_OVER_LAM, NORM_SQ, TRAIN_COST, NEURONS, RANK_K1, PAIRS_COVERED)
+QUANTITIES = (WIDTH, LOSS_OVER_LAM, NORM_SQ, TRAIN_COST, NEURONS, RANK_K1, PAIRS_COVERED, GRAD_NORM)
 BIPARTITE = Measure(
     bipartite_measurement, (*QUANTITIES, WIDE_OPTIMUM, REMARK23_FIT_ERROR, REMARK23_NORM)
 )

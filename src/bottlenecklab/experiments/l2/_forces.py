@@ -16,7 +16,7 @@ import torch
 
 from bottlenecklab import measure as M
 from bottlenecklab.experiments._spec import Measure, Measurement
-from bottlenecklab.measure import KERNEL_RANK_RULE, Quantity, RankRule
+from bottlenecklab.measure import GRAD_NORM, KERNEL_RANK_RULE, TRAIN_ACCURACY, Quantity, RankRule
 
 __all__ = [
     "CENTROID_ACCURACY",
@@ -76,8 +76,8 @@ def forces_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measureme
         _, Z, W = M.fcnn_layers(net, X)
     _, merged = M.merge_neurons(net, X)
     scalars: dict[str, float] = {
-        "grad_norm": M.gradient_norm(net, X, Y, lam, cost=cfg.train.cost),
-        "train_accuracy": float((Z[-1].argmax(1) == labels).double().mean()),
+        GRAD_NORM.name: M.gradient_norm(net, X, Y, lam, cost=cfg.train.cost),
+        TRAIN_ACCURACY.name: float((Z[-1].argmax(1) == labels).double().mean()),
     }
     rows = []
     for l, ((A, R), (A10, R10), bal) in enumerate(zip(F, F10, balance), start=1):
@@ -207,5 +207,6 @@ CENTROID_ACCURACY = _family(
     "relative",
 )
 FORCES = Measure(
-    forces_measurement, tuple(q for family in FAMILIES.values() for q in family.values())
+    forces_measurement,
+    (GRAD_NORM, TRAIN_ACCURACY, *(q for family in FAMILIES.values() for q in family.values())),
 )

@@ -28,15 +28,15 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.experiments._verdicts import certificate_record, gate_of, stability
 from bottlenecklab.experiments.l2._common import WIDTH, best_rows, hidden_width, width_rows
-from bottlenecklab.measure import TEST_COST, TRAIN_COST, Quantity
+from bottlenecklab.measure import GRAD_NORM, LOSS, TEST_COST, TRAIN_COST, Quantity
 from bottlenecklab.models import FCNNConfig
 
 __all__ = [
     "CLAIMS",
     "EXACT_END",
     "KINK_END",
-    "LOSS",
     "MERGED_MAX",
+    "MERGED_MIN",
     "NON_INCREASING",
     "PLATEAU",
     "PLATEAU_CLAIM",
@@ -216,21 +216,14 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
         LOSS.name: c[TRAIN_COST.name] + lam * float(net.param_norm_sq().detach()),
         TRAIN_COST.name: c[TRAIN_COST.name],
         TEST_COST.name: c[TEST_COST.name],
-        "grad_norm": M.gradient_norm(net, X, Y, lam, cost=cost),
-        "merged_min": float(min(merged)),
+        GRAD_NORM.name: M.gradient_norm(net, X, Y, lam, cost=cost),
+        MERGED_MIN.name: float(min(merged)),
         MERGED_MAX.name: float(max(merged)),
     }
     return Measurement(scalars=scalars)
 
 
 _NET = "a trained FCNN of a width sweep (float64 copy)"
-LOSS = Quantity(
-    "loss",
-    "the training loss with the regularizer, C_train + lam ||theta||^2 (paper 004, Fig 2)",
-    function=plateau_measure,
-    over=_NET + ", training set",
-    units="the cost's units",
-)
 MERGED_MAX = Quantity(
     "merged_max",
     "the largest number of neurons `merge_neurons` merges over the layers (paper 004, §4)",
@@ -238,8 +231,18 @@ MERGED_MAX = Quantity(
     over=_NET + ", training inputs",
     units="count",
 )
+MERGED_MIN = Quantity(
+    "merged_min",
+    "the fewest neurons `merge_neurons` keeps in a hidden layer (dead ones dropped, "
+    "positively proportional ones merged; paper 004, §4)",
+    function=plateau_measure,
+    over=_NET + ", training inputs",
+    units="count",
+)
 # The measurement of every width-plateau point; value stability reads LOSS (LOSS_READ).
-PLATEAU = Measure(plateau_measure, (WIDTH, LOSS, TRAIN_COST, TEST_COST, MERGED_MAX))
+PLATEAU = Measure(
+    plateau_measure, (WIDTH, LOSS, TRAIN_COST, TEST_COST, GRAD_NORM, MERGED_MIN, MERGED_MAX)
+)
 LOSS_READ = Reads((LOSS,), window=PlateauConfig.trend_tol, relative=True)
 
 

@@ -14,15 +14,15 @@ import torch
 
 from bottlenecklab import measure as M
 from bottlenecklab.experiments._spec import Measure, Measurement
-from bottlenecklab.measure import TRAIN_COST, Quantity
+from bottlenecklab.measure import GRAD_NORM, LOSS, N_TRAIN, TRAIN_COST, Quantity
 
 __all__ = [
     "ALIVE_BEFORE",
+    "MERGED_COUNT",
     "NEURONS_AFTER",
     "NEURONS_BEFORE",
     "NORM_AFTER",
     "NORM_BEFORE",
-    "N_TRAIN",
     "OUTPUT_CHANGE",
     "PRUNING",
     "pruning_measurement",
@@ -65,17 +65,17 @@ def pruning_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measurem
         for cc, bb, aa in zip(c, b, a1)
     ]
     scalars = {
-        N_TRAIN.name: float(x.shape[0]),
+        N_TRAIN.name: M.train_size(data),
         NEURONS_BEFORE.name: float(net.weights[0].shape[0]),
         ALIVE_BEFORE.name: float(alive),
         NEURONS_AFTER.name: float(pruned.weights[0].shape[0]),
-        "merged_count": float(merged[0]),
+        MERGED_COUNT.name: float(merged[0]),
         OUTPUT_CHANGE.name: change,
         NORM_BEFORE.name: norm0,
         NORM_AFTER.name: norm1,
         TRAIN_COST.name: cost,
-        "loss": cost + cfg.train.lam * norm0,
-        "grad_norm": M.gradient_norm(net, x, y, cfg.train.lam),
+        LOSS.name: cost + cfg.train.lam * norm0,
+        GRAD_NORM.name: M.gradient_norm(net, x, y, cfg.train.lam),
     }
     return Measurement(scalars=scalars, tables={"curve": curve, "kinks": kinks})
 
@@ -88,11 +88,16 @@ def _count(name: str, doc: str, over: str) -> Quantity:
     return Quantity(name, doc, function=pruning_measurement, over=over, units="count")
 
 
-N_TRAIN = _count("n_train", "N, the training points (paper 004, Prop 15: <= 4N neurons)", _NET)
 NEURONS_BEFORE = _count("neurons_before", "n_1, the hidden width before pruning", _NET)
 ALIVE_BEFORE = _count(
     "alive_before",
     "neurons active on some training point with a non-zero outgoing weight, before pruning",
+    _NET,
+)
+MERGED_COUNT = _count(
+    "merged_count",
+    "the hidden neurons `merge_neurons` keeps (dead ones dropped, positively proportional "
+    "ones merged; paper 004, §4)",
     _NET,
 )
 NEURONS_AFTER = _count(
@@ -130,5 +135,8 @@ PRUNING = Measure(
         NORM_BEFORE,
         NORM_AFTER,
         TRAIN_COST,
+        MERGED_COUNT,
+        LOSS,
+        GRAD_NORM,
     ),
 )

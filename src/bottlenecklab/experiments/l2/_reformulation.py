@@ -26,6 +26,7 @@ __all__ = [
     "DECAY_ERROR",
     "IDENTITIES",
     "LINEAR_ERROR",
+    "LINEAR_GRAD_NORM",
     "NETS",
     "NULL_MIN",
     "SPLIT_ERROR",
@@ -132,7 +133,7 @@ def identities_measurement(model: torch.nn.Module, data: Dataset, cfg: Any) -> M
         scalars[DECAY_ERROR.name] = abs(after / before / expect - 1) if before > 0 else math.nan
     else:
         scalars[LINEAR_ERROR.name] = _linear_error(model, X)
-        scalars["linear_grad_norm"] = M.gradient_norm(model, X, Y, cfg.linear_fit.lam)
+        scalars[LINEAR_GRAD_NORM.name] = M.gradient_norm(model, X, Y, cfg.linear_fit.lam)
     if rows:
         scalars[SPLIT_ERROR.name] = worst([r[SPLIT_ERROR.name] for r in rows])
         scalars[COV_ERROR.name] = worst([r[COV_ERROR.name] for r in rows])
@@ -179,6 +180,16 @@ LINEAR_ERROR = _identity(
     "largest relative Frobenius error of K_l against X M^{l/L} X^T over the layers (paper "
     "004, §3.1)",
     "the deep linear net of " + _NETS,
+)
+# Written on the linear net's point only (the others have no linear fit), so not one of
+# the quantities every point holds (`QUANTITIES`, nan where they do not apply).
+LINEAR_GRAD_NORM = Quantity(
+    "linear_grad_norm",
+    "||grad_theta (C_train + lam ||theta||^2)|| of the linear net at `linear_fit.lam` "
+    "(`measure.gradient_norm`; 0 at the critical point whose kernels LINEAR_ERROR compares)",
+    function=identities_measurement,
+    over="the deep linear net of this point (float64)",
+    units="the loss's units per parameter unit",
 )
 QUANTITIES = (SPLIT_ERROR, COV_ERROR, NULL_MIN, STEP_RESIDUAL, DECAY_ERROR, LINEAR_ERROR)
 IDENTITIES = Measure(identities_measurement, QUANTITIES)

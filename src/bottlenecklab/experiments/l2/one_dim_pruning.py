@@ -20,7 +20,6 @@ from bottlenecklab.experiments._checks import at_most, outcome, unmeasured
 from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Outcome, Points, Ungated
 from bottlenecklab.experiments.l2._pruning import (
     ALIVE_BEFORE,
-    N_TRAIN,
     NEURONS_AFTER,
     NEURONS_BEFORE,
     NORM_AFTER,
@@ -28,6 +27,7 @@ from bottlenecklab.experiments.l2._pruning import (
     OUTPUT_CHANGE,
     PRUNING,
 )
+from bottlenecklab.measure import N_TRAIN
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import SineTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
