@@ -16,7 +16,7 @@ from bottlenecklab.experiments.talk import _rates as rates
 from bottlenecklab.experiments.talk import kernel_vs_depth as kvd
 from bottlenecklab.experiments.talk import newtonian_cnn as cnn
 from bottlenecklab.experiments.talk import tripoints as tp
-from bottlenecklab.measure import MIDDLE_AFFINE_RANK, MIDDLE_RANK, TEST_COST
+from bottlenecklab.measure import MIDDLE_AFFINE_RANK, MIDDLE_RANK, N_TRAIN, TEST_COST
 from bottlenecklab.measure._decision import TRIPOINTS
 
 NAMES = ("talk/kernel-vs-depth", "talk/tripoints", "talk/newtonian-cnn")
@@ -56,7 +56,7 @@ def _kernel_points(slope1: float, slope2: float) -> list[PointResult]:
         _point(
             {"task.n_train": n, "seed": s},
             {
-                rates.N_TRAIN: float(n),
+                N_TRAIN: float(n),
                 rates.GP_ERROR.at(1): float(n) ** slope1,
                 rates.GP_ERROR.at(2): float(n) ** slope2,
                 rates.KERNEL_TEST_ERROR: 1.0,

@@ -17,8 +17,8 @@ from bottlenecklab.experiments.fcnn._symmetry import (
     ROTATION_RATIO_LAYER2,
 )
 from bottlenecklab.experiments.talk._classify import BOX_X0, BOX_X1, BOX_Y0, BOX_Y1
-from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN
-from bottlenecklab.measure import MIDDLE_RANK, TEST_COST, Quantity, spectra_by_layer
+from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR
+from bottlenecklab.measure import MIDDLE_RANK, N_TRAIN, TEST_COST, Quantity, spectra_by_layer
 from bottlenecklab.measure._decision import TRIPOINTS
 from bottlenecklab.report._style import plt, save
 

@@ -11,17 +11,25 @@ from typing import Any
 import torch
 
 from bottlenecklab.experiments._spec import Measure, Measurement
-from bottlenecklab.measure import TEST_COST, TEST_ERROR, TRAIN_COST, Quantity, costs
+from bottlenecklab.measure import (
+    N_TRAIN,
+    TEST_COST,
+    TEST_ERROR,
+    TRAIN_COST,
+    Quantity,
+    costs,
+    train_size,
+)
 from bottlenecklab.tasks import Dataset
 from bottlenecklab.theory import gp_regression_error, kernel_test_error
 
-__all__ = ["GP_ERROR", "KERNEL_TEST_ERROR", "N_TRAIN", "RATES", "rate_measurement"]
+__all__ = ["GP_ERROR", "KERNEL_TEST_ERROR", "RATES", "rate_measurement"]
 
 
 def rate_measurement(model: torch.nn.Module, data: Dataset, cfg: Any) -> Measurement:
     """At this point's `N` and seed: the network's costs, the kernel's test error on the
     same compositional data, and the kernel's error on a GP target in each `d`."""
-    scalars = {N_TRAIN.name: float(cfg.task.n_train), **costs(model, data)}
+    scalars = {N_TRAIN.name: train_size(data), **costs(model, data)}
     scalars[KERNEL_TEST_ERROR.name] = kernel_test_error(
         data.x_train, data.y_train, data.x_test, data.y_test, cfg.length, cfg.ridge
     )
@@ -33,13 +41,6 @@ def rate_measurement(model: torch.nn.Module, data: Dataset, cfg: Any) -> Measure
     return Measurement(scalars=scalars)
 
 
-N_TRAIN = Quantity(
-    "n_train",
-    "the training size N of the point",
-    function=rate_measurement,
-    over="the point's config",
-    units="count",
-)
 KERNEL_TEST_ERROR = Quantity(
     "kernel_test_error",
     "Laplace-kernel ridge regression's test error on the composition h o g (002 opening slides)",

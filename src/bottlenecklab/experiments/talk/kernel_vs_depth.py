@@ -27,8 +27,9 @@ from bottlenecklab.experiments._spec import (
     Points,
     Ungated,
 )
-from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR, N_TRAIN, RATES
+from bottlenecklab.experiments.talk._rates import GP_ERROR, KERNEL_TEST_ERROR, RATES
 from bottlenecklab.measure import (
+    N_TRAIN,
     TEST_COST,
     Quantity,
     loglog_slope,
