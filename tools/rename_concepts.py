@@ -51,7 +51,7 @@ NAMES: dict[str, tuple[str, str]] = {
     # measure: paper 000, Thm 4 -> what it bounds
     "theorem4": ("measure", "hamiltonian_bounds"),
     "theorem4_constant_gamma": ("measure", "hamiltonian_bounds_constant_gamma"),
-    "theorem4_window": ("measure", "speed_window"),
+    "theorem4_window": ("measure", "layer_speed_window"),
     "window_summary": ("measure", "speed_window_summary"),
     # theory: paper 000, Thm 4 (2) -> the window around a layer's speed
     "thm4_layer_window": ("theory", "speed_window"),

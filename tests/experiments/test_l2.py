@@ -367,7 +367,7 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     honest = _result(exp.measure(net, data, cfg))
     assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(pq.N_TRAIN)
     assert 4 * honest.value(pq.N_TRAIN) > honest.value(pq.NEURONS_AFTER)
-    monkeypatch.setattr(M, "prune_one_dim", lambda model, x: M.float64_copy(model))
+    monkeypatch.setattr(M, "prune_fcnn_one_dim", lambda model, x: M.float64_copy(model))
     m = exp.measure(net, data, cfg)
     p = _result(m)
     assert p.value(pq.NEURONS_AFTER) == p.value(pq.NEURONS_BEFORE) == cfg.model.width

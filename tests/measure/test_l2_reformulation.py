@@ -42,7 +42,7 @@ def _rel(a, b):
 @pytest.mark.parametrize("slope", [0.0, 0.1])
 def test_forms_agree_random(beta, slope):
     X, Y = _data()
-    out = measure.reformulated_losses(_net(beta, slope), X, Y, lam=0.1)
+    out = measure.fcnn_reformulated_losses(_net(beta, slope), X, Y, lam=0.1)
     assert out["null"] > 1e-3  # N = 8 < n_{l-1} + 1: W~ != 0
     assert _rel(out["representation"] + out["null"], out["weight"]) < 1e-8
     assert _rel(out["covariance"], out["representation"]) < 1e-8
@@ -59,7 +59,7 @@ def test_forms_agree_min_norm_part():
             W = theory.representation_weights(s, z)
             net.weights[l].copy_(W[:, :-1])
             net.biases[l].copy_(W[:, -1])
-    out = measure.reformulated_losses(net, X, Y, lam=0.1)
+    out = measure.fcnn_reformulated_losses(net, X, Y, lam=0.1)
     assert out["null"] < 1e-20
     assert _rel(out["representation"], out["weight"]) < 1e-8
     assert _rel(out["covariance"], out["weight"]) < 1e-8
@@ -90,7 +90,7 @@ def _trained(beta=1.0, steps=300):
 @pytest.mark.parametrize("beta", [0.0, 1.0])
 def test_forms_agree_trained(beta):
     net, X, Y = _trained(beta)
-    out = measure.reformulated_losses(net, X, Y, lam=1e-2)
+    out = measure.fcnn_reformulated_losses(net, X, Y, lam=1e-2)
     assert _rel(out["representation"] + out["null"], out["weight"]) < 1e-6
     assert _rel(out["covariance"], out["representation"]) < 1e-6
 
@@ -127,7 +127,7 @@ def test_linear_kernels_trained():
     train(net, data, cfg, progress=False)
     # the trainer's L-BFGS stops near 1e-7 (torch's tolerance_grad): the gate is 1e-7
     assert measure.gradient_norm(net, X, Y, 1e-3) < 1e-7
-    measured, formula = measure.linear_kernels(net, X)
+    measured, formula = measure.fcnn_linear_kernels(net, X)
     for K, F in zip(measured, formula):
         assert float((K - F).norm() / F.norm()) < 1e-4
 
@@ -137,7 +137,7 @@ def test_forces_match_autograd():
     X, _ = _data()
     net = _net(slope=0.1)
     lam = 0.3
-    (A, R), _ = measure.forces(net, X, lam)
+    (A, R), _ = measure.fcnn_forces(net, X, lam)
     with torch.no_grad():
         Zs, Z, W = measure.fcnn_layers(net, X)
     Z1 = Z[0].clone().requires_grad_(True)

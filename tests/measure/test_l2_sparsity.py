@@ -107,7 +107,7 @@ def test_prune_one_dim_network():
     net = FCNNConfig(depth=2, width=200).build(1, 1, seed=0, dtype=F64)
     with torch.no_grad():
         net.biases[0].normal_(generator=torch.Generator().manual_seed(1))
-    pruned = measure.prune_one_dim(net, x)
+    pruned = measure.prune_fcnn_one_dim(net, x)
     with torch.no_grad():
         assert float((pruned(x) - net(x)).abs().max()) < 1e-9
         assert float(pruned.param_norm_sq()) <= float(net.param_norm_sq())

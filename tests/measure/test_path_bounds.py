@@ -75,7 +75,7 @@ def test_plain_path_length_is_the_weighted_sum_of_frobenius_velocities(table) ->
 
 def test_theorem4_window_applies_the_theory_to_the_table(table) -> None:
     """Each layer with its own `gamma_l` and `||B_l||`, `H` the median; the summary keys."""
-    w = measure.speed_window(table, LEAK)
+    w = measure.layer_speed_window(table, LEAK)
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
     expected = theory.speed_window(
         table.column("V_norm"),
@@ -111,7 +111,7 @@ def test_theorem4_per_layer_fails_at_a_layer_whose_velocity_exceeds_its_window(t
     layers keep their used fractions."""
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
     bad = dataclasses.replace(table, rows=_exceed(table.rows, 4, LEAK, rank_h))
-    w, w0 = measure.speed_window(bad, LEAK), measure.speed_window(table, LEAK)
+    w, w0 = measure.layer_speed_window(bad, LEAK), measure.layer_speed_window(table, LEAK)
     assert not w.holds[4] and w.used[4] == pytest.approx(1.5)
     np.testing.assert_array_equal(np.delete(w.used, 4), np.delete(w0.used, 4))
     t = measure.hamiltonian_bounds(bad, LEAK)
@@ -151,7 +151,7 @@ def test_theorem4_identity_at_every_layer(table) -> None:
 
 def test_measured_hamiltonian_matches_theory(trained, table) -> None:
     model, data = trained
-    H = measure.hamiltonian(model, data.x_train, data.y_train, LAM)
+    H = measure.layer_hamiltonian(model, data.x_train, data.y_train, LAM)
     path, B = measure.momenta(model, data.x_train, data.y_train, LAM)
     expected = [float(theory.hamiltonian(path[l - 1], B[l - 1], model.leak)) for l in range(1, 13)]
     np.testing.assert_allclose(H, expected, rtol=1e-10)

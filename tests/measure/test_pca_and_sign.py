@@ -1,4 +1,4 @@
-"""PCA of representation paths (paper 000, Fig 2c), negative mass (Prop 5), balancedness."""
+"""PCA of representation paths (paper 000, Fig 2c), balancedness."""
 
 from __future__ import annotations
 
@@ -22,12 +22,6 @@ def test_pca_of_a_planar_path_is_exact() -> None:
     d_full = (path[0][0] - path[3][4]).norm()
     d_pca = (coords[0, 0] - coords[3, 4]).norm()
     assert math.isclose(float(d_full), float(d_pca), rel_tol=1e-10)
-
-
-def test_negative_mass() -> None:
-    assert measure.negative_mass(torch.ones(3, 2)) == 0.0
-    A = torch.tensor([[1.0, -1.0]])
-    assert math.isclose(measure.negative_mass(A), 0.5)
 
 
 def test_balancedness_zero_on_a_balanced_table() -> None:

@@ -1,14 +1,16 @@
 """Diagnostics of trained networks, by concept.
 
 `measure` takes a trained network and data and never trains. Each concept is a module with a
-curated public face; every name is also available here. Names match `theory` for the same
-quantity (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...).
+curated public face; every name is also available here. A formula is defined once, in
+`theory` (`cost_of_identity`, `hamiltonian`, `stable_rank`, `speed_window`, ...); `measure`
+applies it to a network under a name that says so (`layer_hamiltonian`, `layer_speed_window`,
+`fcnn_forces`, ...).
 
 | module | what it measures |
 |---|---|
 | `measure.balance` | Balancedness at a critical point (papers 000, 001, 003) |
 | `measure.bounds` | Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) |
-| `measure.coi` | Cost of identity and stable rank (000 §1.4) |
+| `measure.coi` | Cost of identity of a network's layers (000 §1.4) |
 | `measure.convergence` | Distance to a critical point: certificate, gradient norm |
 | `measure.decision` | Decision maps and tripoints (002) |
 | `measure.evaluation` | Data costs and rollouts |
@@ -33,7 +35,7 @@ from bottlenecklab.measure.balance import (
     balance_residuals,
     balancedness_residual,
     fcnn_balance_residuals,
-    weak_balancedness,
+    fcnn_weak_balancedness,
 )
 
 # Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) (`measure.bounds`)
@@ -48,23 +50,18 @@ from bottlenecklab.measure.bounds import (
     hamiltonian_bounds,
     hamiltonian_bounds_constant_gamma,
     jacobian_bounds,
+    layer_speed_window,
     random_network_slacks,
     representation_bottleneck,
     ridge_layers,
-    speed_window,
     speed_window_columns,
     speed_window_summary,
 )
 
-# Cost of identity and stable rank (000 §1.4) (`measure.coi`)
+# Cost of identity of a network's layers (000 §1.4) (`measure.coi`)
 from bottlenecklab.measure.coi import (
     GAMMA0,
     coi_columns,
-    coi_residual,
-    cost_of_identity,
-    kernel_norm_sq,
-    negative_mass,
-    stable_rank,
 )
 
 # Distance to a critical point: certificate, gradient norm (`measure.convergence`)
@@ -135,8 +132,8 @@ from bottlenecklab.measure.geodesics import (
     THM4_WINDOW_USED_MAX,
     THM4_WINDOW_USED_MAX_CONST,
     LayerTable,
-    hamiltonian,
     hamiltonian_summary,
+    layer_hamiltonian,
     layer_region,
     layer_series,
     leaky_resnet_layers,
@@ -232,13 +229,13 @@ from bottlenecklab.measure.rank import (
 
 # Reformulations of the L2-regularized loss, forces (004 §3) (`measure.reformulation`)
 from bottlenecklab.measure.reformulation import (
+    fcnn_forces,
     fcnn_layers,
+    fcnn_linear_kernels,
+    fcnn_reformulated_losses,
     feasible_balance,
-    forces,
-    linear_kernels,
     null_norms,
     null_step_residual,
-    reformulated_losses,
 )
 
 # Quantities of one layer of any network (the probe's core) (`measure.representation`)
@@ -270,7 +267,7 @@ from bottlenecklab.measure.sparsity import (
     merge_chain,
     merge_neurons,
     plateau_start,
-    prune_one_dim,
+    prune_fcnn_one_dim,
 )
 
 # Singular values of weights, per layer and per frequency (`measure.spectra`)
@@ -334,7 +331,7 @@ __all__ = [  # noqa: RUF022
     "balance_residuals",
     "balancedness_residual",
     "fcnn_balance_residuals",
-    "weak_balancedness",
+    "fcnn_weak_balancedness",
     # measure.bounds
     "BOUND_SLACKS",
     "RANDOM_CHAIN_SLACK",
@@ -349,17 +346,12 @@ __all__ = [  # noqa: RUF022
     "random_network_slacks",
     "representation_bottleneck",
     "ridge_layers",
-    "speed_window",
+    "layer_speed_window",
     "speed_window_columns",
     "speed_window_summary",
     # measure.coi
     "GAMMA0",
     "coi_columns",
-    "coi_residual",
-    "cost_of_identity",
-    "kernel_norm_sq",
-    "negative_mass",
-    "stable_rank",
     # measure.convergence
     "Certificate",
     "KinkDerivatives",
@@ -418,7 +410,7 @@ __all__ = [  # noqa: RUF022
     "RANK_H_GAMMA_MEDIAN",
     "RANK_H_MEDIAN",
     "LayerTable",
-    "hamiltonian",
+    "layer_hamiltonian",
     "hamiltonian_summary",
     "layer_series",
     "layer_region",
@@ -501,11 +493,11 @@ __all__ = [  # noqa: RUF022
     # measure.reformulation
     "fcnn_layers",
     "feasible_balance",
-    "forces",
-    "linear_kernels",
+    "fcnn_forces",
+    "fcnn_linear_kernels",
     "null_norms",
     "null_step_residual",
-    "reformulated_losses",
+    "fcnn_reformulated_losses",
     # measure.representation
     "MAX_ROWS",
     "REASONS",
@@ -528,7 +520,7 @@ __all__ = [  # noqa: RUF022
     "merge_chain",
     "merge_neurons",
     "plateau_start",
-    "prune_one_dim",
+    "prune_fcnn_one_dim",
     # measure.spectra
     "SPECTRUM_COLUMNS",
     "TW_MARGIN",

@@ -8,11 +8,11 @@ training conserves (paper 003, Sec 5; the formula is `theory.escape.weak_balance
 
 from bottlenecklab.measure._balance import balancedness_residual, fcnn_balance_residuals
 from bottlenecklab.measure._representation import balance_residuals
-from bottlenecklab.measure._saddles import weak_balancedness
+from bottlenecklab.measure._saddles import fcnn_weak_balancedness
 
 __all__ = [
     "balance_residuals",
     "balancedness_residual",
     "fcnn_balance_residuals",
-    "weak_balancedness",
+    "fcnn_weak_balancedness",
 ]

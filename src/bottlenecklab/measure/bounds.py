@@ -2,8 +2,8 @@
 
 - Paper 000, Thm 4: the Hamiltonian against the minimal cost of identity, bounded by the
   path length (`hamiltonian_bounds`, with a ridge per layer or one for all), and the window
-  that (2) puts around each layer's speed `||dA_p/dp||` (`speed_window`, the form of
-  `theory.speed_window`).
+  that (2) puts around each layer's speed `||dA_p/dp||` (`layer_speed_window`, `theory.speed_window`
+  at each layer of a table).
 - Paper 001, proof of Thm 3 and Thm 15: the Jacobian chain and the distance of the weights
   to partial isometries (`jacobian_bounds`, `chain_slacks`).
 - Paper 001, Cor 8: the representation bottleneck `s_{k+1}(a~_l(X) / sqrt N)` against its
@@ -25,8 +25,8 @@ from bottlenecklab.measure._path_bounds import (
     RidgeLayers,
     hamiltonian_bounds,
     hamiltonian_bounds_constant_gamma,
+    layer_speed_window,
     ridge_layers,
-    speed_window,
     speed_window_columns,
     speed_window_summary,
 )
@@ -42,10 +42,10 @@ __all__ = [
     "hamiltonian_bounds",
     "hamiltonian_bounds_constant_gamma",
     "jacobian_bounds",
+    "layer_speed_window",
     "random_network_slacks",
     "representation_bottleneck",
     "ridge_layers",
-    "speed_window",
     "speed_window_columns",
     "speed_window_summary",
 ]

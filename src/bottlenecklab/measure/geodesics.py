@@ -1,10 +1,11 @@
 """Representation geodesics of a trained leaky ResNet (paper 000).
 
 The path `A_0 -> A_L` with its momenta `B_l` and Hamiltonian `H_l` (§1.5; `momenta`,
-`hamiltonian`), the per-layer table of the paper's quantities (Fig 1;
-`leaky_resnet_layers`, `hamiltonian_summary`), path lengths and momentum sizes (Fig 3), the
-minimal-norm weights of a path (§1.3) and where the network puts its layer steps (§3). The
-closed forms of the Hamiltonian system are in `theory.geodesics`.
+`layer_hamiltonian`: the formula `theory.hamiltonian` at each layer), the per-layer table
+of the paper's quantities (Fig 1; `leaky_resnet_layers`, `hamiltonian_summary`), path
+lengths and momentum sizes (Fig 3), the minimal-norm weights of a path (§1.3) and where the
+network puts its layer steps (§3). The closed forms of the Hamiltonian system are in
+`theory.geodesics`.
 """
 
 from bottlenecklab.measure._hamiltonian import (
@@ -13,8 +14,8 @@ from bottlenecklab.measure._hamiltonian import (
     RANK_H_GAMMA_MEDIAN,
     RANK_H_MEDIAN,
     LayerTable,
-    hamiltonian,
     hamiltonian_summary,
+    layer_hamiltonian,
     layer_series,
     leaky_resnet_layers,
     momenta,
@@ -86,8 +87,8 @@ __all__ = [
     "THM4_WINDOW_USED_MAX",
     "THM4_WINDOW_USED_MAX_CONST",
     "LayerTable",
-    "hamiltonian",
     "hamiltonian_summary",
+    "layer_hamiltonian",
     "layer_region",
     "layer_series",
     "leaky_resnet_layers",

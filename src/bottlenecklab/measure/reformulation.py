@@ -7,20 +7,20 @@ network. The formulas are in `theory.reformulation`.
 
 from bottlenecklab.measure._forces import feasible_balance
 from bottlenecklab.measure._reformulation import (
+    fcnn_forces,
     fcnn_layers,
-    forces,
-    linear_kernels,
+    fcnn_linear_kernels,
+    fcnn_reformulated_losses,
     null_norms,
     null_step_residual,
-    reformulated_losses,
 )
 
 __all__ = [
+    "fcnn_forces",
     "fcnn_layers",
+    "fcnn_linear_kernels",
+    "fcnn_reformulated_losses",
     "feasible_balance",
-    "forces",
-    "linear_kernels",
     "null_norms",
     "null_step_residual",
-    "reformulated_losses",
 ]

@@ -11,7 +11,7 @@ from bottlenecklab.measure._sparsity import (
     merge_chain,
     merge_neurons,
     plateau_start,
-    prune_one_dim,
+    prune_fcnn_one_dim,
 )
 from bottlenecklab.measure._views import count_rays, count_rays_2d
 
@@ -25,5 +25,5 @@ __all__ = [
     "merge_chain",
     "merge_neurons",
     "plateau_start",
-    "prune_one_dim",
+    "prune_fcnn_one_dim",
 ]

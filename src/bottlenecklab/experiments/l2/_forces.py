@@ -69,8 +69,8 @@ def forces_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measureme
     digits = cfg.task.classes or tuple(range(10))  # column -> digit, for the views
     lam = cfg.train.lam
     net = M.float64_copy(model)
-    F = M.forces(net, X, lam, cfg.ridge)
-    F10 = M.forces(net, X, lam, 10 * cfg.ridge)
+    F = M.fcnn_forces(net, X, lam, cfg.ridge)
+    F10 = M.fcnn_forces(net, X, lam, 10 * cfg.ridge)
     balance = M.feasible_balance(net, X, Y, lam, rel=cfg.ridge, cuts=cfg.cuts, cost=cfg.train.cost)
     with torch.no_grad():
         _, Z, W = M.fcnn_layers(net, X)

@@ -1,6 +1,6 @@
 """The measurement of `l2/one-dim-pruning` (paper 004, Prop 15, App D.2) and the
 quantities it writes, declared once: a trained 1-D shallow net before and after the
-pruning rule (`measure.prune_one_dim`), its neuron counts, output change and norms.
+pruning rule (`measure.prune_fcnn_one_dim`), its neuron counts, output change and norms.
 
     PRUNING(model, data, cfg)  # -> Measurement with tables `curve` and `kinks`
 """
@@ -41,7 +41,7 @@ def pruning_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measurem
     x = torch.as_tensor(data.x_train, dtype=torch.float64)
     y = torch.as_tensor(data.y_train, dtype=torch.float64)
     net = M.float64_copy(model)
-    pruned = M.prune_one_dim(net, x)
+    pruned = M.prune_fcnn_one_dim(net, x)
     with torch.no_grad():
         pre = net.forward_path(x)[0][0]
         a = net.weights[1][0]

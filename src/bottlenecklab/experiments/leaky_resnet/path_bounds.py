@@ -61,10 +61,10 @@ from bottlenecklab.measure import (
     certify,
     hamiltonian_bounds,
     hamiltonian_bounds_constant_gamma,
+    layer_speed_window,
     loglog_slope,
     momentum_bounds,
     ridge_layers,
-    speed_window,
     speed_window_columns,
 )
 
@@ -119,7 +119,7 @@ def path_measurement(model, data, cfg: Config) -> Measurement:
     scalars.update(
         hamiltonian_bounds_constant_gamma(model, X, Y, cfg.train.lam, 1.0 / leak, layers=ridge)
     )
-    own, one = speed_window(table, leak), ridge.window(leak)
+    own, one = layer_speed_window(table, leak), ridge.window(leak)
     rows = speed_window_columns(table.rows, {"": own, "_const": one})
     scalars["rho_leak_max"] = float(table.column("rho").max() * leak)
     scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())
