@@ -41,7 +41,8 @@ from bottlenecklab.experiments.l2._plateau import (
     SMOOTHED_STAGES,
     UNFINISHED_RESTARTS,
 )
-from bottlenecklab.measure import KERNEL_RANK_RULE, NORM_SQ, TEST_COST
+from bottlenecklab.measure import NORM_SQ, TEST_COST
+from bottlenecklab.measure._sparsity import KERNEL_RANK_RULE
 
 NAMES = [
     "l2/reformulation",
@@ -367,7 +368,7 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     honest = _result(exp.measure(net, data, cfg))
     assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(pq.N_TRAIN)
     assert 4 * honest.value(pq.N_TRAIN) > honest.value(pq.NEURONS_AFTER)
-    monkeypatch.setattr(M, "prune_fcnn_one_dim", lambda model, x: M.float64_copy(model))
+    monkeypatch.setattr(pq, "prune_fcnn_one_dim", lambda model, x: M.float64_copy(model))
     m = exp.measure(net, data, cfg)
     p = _result(m)
     assert p.value(pq.NEURONS_AFTER) == p.value(pq.NEURONS_BEFORE) == cfg.model.width

@@ -7,15 +7,16 @@ import math
 import numpy as np
 import torch
 
-from bottlenecklab import measure
 from bottlenecklab.measure import LayerTable
+from bottlenecklab.measure._balance import balancedness_residual
+from bottlenecklab.measure._views import pca_paths
 
 
 def test_pca_of_a_planar_path_is_exact() -> None:
     g = torch.Generator().manual_seed(0)
     basis = torch.linalg.qr(torch.randn(6, 2, generator=g, dtype=torch.float64))[0]  # [w, 2]
     path = [torch.randn(5, 2, generator=g, dtype=torch.float64) @ basis.T for _ in range(4)]
-    coords, explained = measure.pca_paths(path)
+    coords, explained = pca_paths(path)
     assert coords.shape == (4, 5, 2)
     assert math.isclose(float(explained.sum()), 1.0, rel_tol=1e-12)
     # Distances are preserved inside the plane.
@@ -33,5 +34,5 @@ def test_balancedness_zero_on_a_balanced_table() -> None:
         {"p": float(pi), "W_norm_sq": float(wi), "bias_norm_sq": float(bi)}
         for pi, wi, bi in zip(p, w2, b2)
     ]
-    res = measure.balancedness_residual(LayerTable(rows=rows, spectra=[]), leak)
+    res = balancedness_residual(LayerTable(rows=rows, spectra=[]), leak)
     np.testing.assert_allclose(res, 0.0, atol=1e-12)

@@ -10,6 +10,7 @@ import torch
 
 from bottlenecklab import measure
 from bottlenecklab.measure import Quantity
+from bottlenecklab.measure._layer_ranks import layer_ranks
 
 DOC = Path(__file__).parents[2] / "docs" / "add-a-quantity.md"
 DECLARED = [
@@ -36,7 +37,7 @@ def test_weight_and_affine_ranks_count_as_their_rules_say(seed: int) -> None:
     V, _ = torch.linalg.qr(torch.randn(8, 8, generator=g, dtype=torch.float64))
     s = torch.tensor([3.0, 1.0, 0.5, 0.2, 0.11, 0.09, 0.01, 0.0], dtype=torch.float64)
     W = U[:, :8] @ torch.diag(s) @ V.T
-    assert measure.layer_ranks([W]) == [5]
+    assert layer_ranks([W]) == [5]
     A = W - W.mean(0) + 7.0  # an offset is no direction
     t = torch.linalg.svdvals(A - A.mean(0))
     assert measure.centred_rank(A) == int((t > 0.2 * t[0]).sum()) >= 1

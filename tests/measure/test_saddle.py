@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import (
-    escape_step,
-    fcnn_weak_balancedness,
-    fcnn_weights,
-    loss_drops,
-    saddle_layers,
-)
+from bottlenecklab.measure import escape_step, fcnn_weak_balancedness, fcnn_weights, saddle_layers
+from bottlenecklab.measure._saddles import loss_drops
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import tail_energy
 

@@ -10,18 +10,20 @@ import torch
 
 from bottlenecklab.measure import (
     centred_rank,
-    crossing_counts,
     curve_distances,
-    gap_rank_rows,
     haar_rotation_about,
-    invariant_coordinates,
     knn_r2,
     largest_gap,
+    path_crossings,
+    state_bijection_r2,
+)
+from bottlenecklab.measure._symmetry import (
+    crossing_counts,
+    gap_rank_rows,
+    invariant_coordinates,
     layer_distance_map,
     layer_state_r2,
-    path_crossings,
     rotation_ratio,
-    state_bijection_r2,
     step_r2,
 )
 from bottlenecklab.models import FCNNConfig

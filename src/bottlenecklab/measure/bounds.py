@@ -10,42 +10,12 @@
   bound (`representation_bottleneck`).
 """
 
-from bottlenecklab.measure._jacobian import (
-    BOUND_SLACKS,
-    RANDOM_CHAIN_SLACK,
-    RANDOM_THM15_SLACK,
-    TRAINED_CHAIN_SLACK,
-    TRAINED_THM15_SLACK,
-    chain_slacks,
-    jacobian_bounds,
-    random_network_slacks,
-)
-from bottlenecklab.measure._layer_ranks import representation_bottleneck
 from bottlenecklab.measure._path_bounds import (
     RidgeLayers,
-    hamiltonian_bounds,
-    hamiltonian_bounds_constant_gamma,
-    layer_speed_window,
-    ridge_layers,
-    speed_window_columns,
     speed_window_summary,
 )
 
 __all__ = [
-    "BOUND_SLACKS",
-    "RANDOM_CHAIN_SLACK",
-    "RANDOM_THM15_SLACK",
-    "TRAINED_CHAIN_SLACK",
-    "TRAINED_THM15_SLACK",
     "RidgeLayers",
-    "chain_slacks",
-    "hamiltonian_bounds",
-    "hamiltonian_bounds_constant_gamma",
-    "jacobian_bounds",
-    "layer_speed_window",
-    "random_network_slacks",
-    "representation_bottleneck",
-    "ridge_layers",
-    "speed_window_columns",
     "speed_window_summary",
 ]

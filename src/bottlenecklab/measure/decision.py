@@ -3,11 +3,9 @@
 """
 
 from bottlenecklab.measure._decision import (
-    accuracy,
-    data_box,
-    decision_map,
-    tripoint_table,
     tripoints,
 )
 
-__all__ = ["accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
+__all__ = [
+    "tripoints",
+]

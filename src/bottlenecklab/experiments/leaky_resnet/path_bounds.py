@@ -38,7 +38,9 @@ from bottlenecklab.experiments.leaky_resnet._common import (
     layer_measurement,
     presets,
 )
-from bottlenecklab.measure import (
+from bottlenecklab.measure import Quantity, certify, loglog_slope
+from bottlenecklab.measure._balance import balancedness_residual
+from bottlenecklab.measure._path_bounds import (
     B_MAX,
     BS_MAX,
     PATH_BOUNDS,
@@ -56,13 +58,9 @@ from bottlenecklab.measure import (
     THM4_UPPER_CONST,
     THM4_WINDOW_USED_MAX,
     THM4_WINDOW_USED_MAX_CONST,
-    Quantity,
-    balancedness_residual,
-    certify,
     hamiltonian_bounds,
     hamiltonian_bounds_constant_gamma,
     layer_speed_window,
-    loglog_slope,
     momentum_bounds,
     ridge_layers,
     speed_window_columns,
