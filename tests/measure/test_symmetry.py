@@ -8,22 +8,19 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import (
-    centred_rank,
-    curve_distances,
-    haar_rotation_about,
-    knn_r2,
-    largest_gap,
-    path_crossings,
-    state_bijection_r2,
-)
+from bottlenecklab.measure import centred_rank, largest_gap
 from bottlenecklab.measure._symmetry import (
     crossing_counts,
+    curve_distances,
     gap_rank_rows,
+    haar_rotation_about,
     invariant_coordinates,
+    knn_r2,
     layer_distance_map,
     layer_state_r2,
+    path_crossings,
     rotation_ratio,
+    state_bijection_r2,
     step_r2,
 )
 from bottlenecklab.models import FCNNConfig

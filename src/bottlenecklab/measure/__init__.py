@@ -11,7 +11,6 @@ face: that area imports it from its private module (`measure._path_bounds` for
 | module | what it measures |
 |---|---|
 | `measure.balance` | Balancedness at a critical point (papers 000, 001, 003) |
-| `measure.bounds` | Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) |
 | `measure.coi` | Cost of identity of a network's layers (000 §1.4) |
 | `measure.convergence` | Distance to a critical point: certificate, gradient norm |
 | `measure.decision` | Decision maps and tripoints (002) |
@@ -27,7 +26,6 @@ face: that area imports it from its private module (`measure._path_bounds` for
 | `measure.sparsity` | Neuron counts: merging, pruning (004 §4) |
 | `measure.spectra` | Singular values of weights, per layer and per frequency |
 | `measure.stats` | Statistics of measured series and repeated trials |
-| `measure.symmetry` | Symmetry learning (001 §5) |
 """
 
 # Balancedness at a critical point (papers 000, 001, 003) (`measure.balance`)
@@ -35,12 +33,6 @@ from bottlenecklab.measure.balance import (
     balance_residuals,
     fcnn_balance_residuals,
     fcnn_weak_balancedness,
-)
-
-# Both sides of the papers' inequalities (000 Thm 4; 001 Thm 15, Cor 8) (`measure.bounds`)
-from bottlenecklab.measure.bounds import (
-    RidgeLayers,
-    speed_window_summary,
 )
 
 # Cost of identity of a network's layers (000 §1.4) (`measure.coi`)
@@ -194,28 +186,12 @@ from bottlenecklab.measure.stats import (
     loglog_slope,
 )
 
-# Symmetry learning (001 §5) (`measure.symmetry`)
-from bottlenecklab.measure.symmetry import (
-    curve_distances,
-    haar_rotation_about,
-    knn_r2,
-    layer_paths,
-    path_crossings,
-    pca_path_crossings,
-    pca_paths2d,
-    pca_states,
-    state_bijection_r2,
-)
-
 # Grouped by concept module, in the order of the imports above.
 __all__ = [  # noqa: RUF022
     # measure.balance
     "balance_residuals",
     "fcnn_balance_residuals",
     "fcnn_weak_balancedness",
-    # measure.bounds
-    "RidgeLayers",
-    "speed_window_summary",
     # measure.coi
     "GAMMA0",
     "coi_columns",
@@ -324,14 +300,4 @@ __all__ = [  # noqa: RUF022
     # measure.stats
     "fit_line",
     "loglog_slope",
-    # measure.symmetry
-    "curve_distances",
-    "haar_rotation_about",
-    "knn_r2",
-    "layer_paths",
-    "path_crossings",
-    "pca_path_crossings",
-    "pca_paths2d",
-    "pca_states",
-    "state_bijection_r2",
 ]
