@@ -48,11 +48,8 @@ SKIP_MARKDOWN = ("docs/lab-notes/", "CHANGELOG.md")
 NAMES: dict[str, tuple[str, str]] = {
     # measure: one quantity, one name (`regularized_loss(...)["grad_norm"]`)
     "loss_grad_norm": ("measure", "gradient_norm"),
-    # measure: paper 000, Thm 4 -> what it bounds
-    "theorem4": ("measure", "hamiltonian_bounds"),
-    "theorem4_constant_gamma": ("measure", "hamiltonian_bounds_constant_gamma"),
-    "theorem4_window": ("measure", "speed_window"),
-    "window_summary": ("measure", "speed_window_summary"),
+    # (measure's Thm 4 rows, theorem4* and window_summary, are gone: their new names are
+    # used by leaky-resnet/path-bounds alone and live off the face, in measure._path_bounds)
     # theory: paper 000, Thm 4 (2) -> the window around a layer's speed
     "thm4_layer_window": ("theory", "speed_window"),
     "Thm4Window": ("theory", "SpeedWindow"),

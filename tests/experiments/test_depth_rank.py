@@ -27,27 +27,29 @@ from bottlenecklab.experiments.linear import _representation as lq
 from bottlenecklab.experiments.linear import representation_cost as rc
 from bottlenecklab.measure import (
     COR8_BOUND,
-    COR8_MIDDLE_MAX,
-    COR8_MIDDLE_MEDIAN,
-    COR8_MIDDLE_MEDIAN_INIT,
-    COR8_MIDDLE_MEDIAN_RANDOM,
-    COR8_RANDOM_BELOW,
     DEPTH,
     K_STAR,
     MIDDLE_AFFINE_RANK,
     MIDDLE_RANK,
     NORM_SQ,
-    NTK_LAMBDA_ETA,
-    NTK_LAMBDA_ETA_AMPLITUDE,
-    NTK_SCALE,
-    OFF_RANK_LAYERS,
-    RANDOM_CHAIN_SLACK,
-    RANDOM_THM15_SLACK,
     TRAIN_COST,
-    TRAINED_CHAIN_SLACK,
-    TRAINED_THM15_SLACK,
     Quantity,
 )
+from bottlenecklab.measure._jacobian import (
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
+)
+from bottlenecklab.measure._layer_ranks import (
+    COR8_MIDDLE_MAX,
+    COR8_MIDDLE_MEDIAN,
+    COR8_MIDDLE_MEDIAN_INIT,
+    COR8_MIDDLE_MEDIAN_RANDOM,
+    COR8_RANDOM_BELOW,
+    OFF_RANK_LAYERS,
+)
+from bottlenecklab.measure._ntk import NTK_LAMBDA_ETA, NTK_LAMBDA_ETA_AMPLITUDE, NTK_SCALE
 
 LINEAR = rc.EXPERIMENT.name
 CLOSED_FORMS = {q.name for q in lq.CLOSED_FORMS}

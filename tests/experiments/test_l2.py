@@ -41,7 +41,8 @@ from bottlenecklab.experiments.l2._plateau import (
     SMOOTHED_STAGES,
     UNFINISHED_RESTARTS,
 )
-from bottlenecklab.measure import KERNEL_RANK_RULE, LOSS, N_TRAIN, NORM_SQ, TEST_COST
+from bottlenecklab.measure import LOSS, N_TRAIN, NORM_SQ, TEST_COST
+from bottlenecklab.measure._sparsity import KERNEL_RANK_RULE
 
 NAMES = [
     "l2/reformulation",
@@ -379,7 +380,7 @@ def test_pruning_claim_fails_for_a_pruning_that_removes_nothing(monkeypatch):
     honest = _result(exp.measure(net, data, cfg))
     assert honest.value(pq.NEURONS_BEFORE) > 4 * honest.value(N_TRAIN)
     assert 4 * honest.value(N_TRAIN) > honest.value(pq.NEURONS_AFTER)
-    monkeypatch.setattr(M, "prune_one_dim", lambda model, x: M.float64_copy(model))
+    monkeypatch.setattr(pq, "prune_fcnn_one_dim", lambda model, x: M.float64_copy(model))
     m = exp.measure(net, data, cfg)
     p = _result(m)
     assert p.value(pq.NEURONS_AFTER) == p.value(pq.NEURONS_BEFORE) == cfg.model.width

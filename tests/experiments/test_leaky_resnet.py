@@ -22,14 +22,10 @@ from bottlenecklab.experiments.leaky_resnet._overhead import (
     ADAPT_LOAD,
     ADAPT_OVERHEAD,
 )
-from bottlenecklab.measure import (
-    COI_GAMMA_MIN,
-    PORTRAIT,
-    RANK_H_GAMMA_MEDIAN,
-    RANK_H_MEDIAN,
-    RHO_MIDDLE_OVER_ENDS,
-    TEST_ERROR,
-)
+from bottlenecklab.measure import COI_GAMMA_MIN, TEST_ERROR
+from bottlenecklab.measure._hamiltonian import RANK_H_GAMMA_MEDIAN, RANK_H_MEDIAN
+from bottlenecklab.measure._portrait import PORTRAIT
+from bottlenecklab.measure._steps import RHO_MIDDLE_OVER_ENDS
 
 # name -> (claim ids in order, figure files, scalars every point must measure)
 EXPECTED = {

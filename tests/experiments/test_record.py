@@ -18,7 +18,8 @@ from bottlenecklab.experiments._record import (
     split,
 )
 from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Measure, Measurement, Reads
-from bottlenecklab.measure import RANK_H_MEDIAN, TEST_ERROR, Quantity
+from bottlenecklab.measure import TEST_ERROR, Quantity
+from bottlenecklab.measure._hamiltonian import RANK_H_MEDIAN
 
 CERT = CertificateRecord(0.5, 0.6, 1.0, 2.0, 3.0, 0.1, 7.0)
 EXT = ExtensionRecord(100.0, 1.5, 0.01, -1e-4, 0.4)

@@ -23,7 +23,8 @@ from bottlenecklab.experiments.saddle import plateau_time as pt
 from bottlenecklab.experiments.saddle._common import FINAL_LOSS, LOSS0
 from bottlenecklab.experiments.saddle._common import curve as mnist_curve
 from bottlenecklab.experiments.saddle._plateaus import summary
-from bottlenecklab.measure import DEPTH, loss_drops
+from bottlenecklab.measure import DEPTH
+from bottlenecklab.measure._saddles import loss_drops
 from bottlenecklab.tasks import MNIST_FILES
 
 EXPECTED = {
@@ -250,7 +251,7 @@ def test_fraction_at_largest_width_passes_rarely_at_a_true_rate_of_half():
 
 
 def test_adjacent_z_is_the_two_proportion_z():
-    from bottlenecklab.measure import adjacent_z
+    from bottlenecklab.measure._stats import adjacent_z
 
     n = 128
     (z,) = adjacent_z([0.5, 0.6], n)

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bottlenecklab.measure import (
-    ball_rollout,
-    frequency_spectra,
-    layer_frequency_singular_values,
-    layer_modes,
-    mode_table,
-    rollout,
-)
-from bottlenecklab.measure._frequency import MODE_RULE
+from bottlenecklab.measure import layer_frequency_singular_values, layer_modes, rollout
+from bottlenecklab.measure._frequency import MODE_RULE, ball_rollout, frequency_spectra, mode_table
 from bottlenecklab.models import CircularCNNConfig
 from bottlenecklab.tasks import BallGravityConfig
 from bottlenecklab.theory import frequency_order

@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import (
+from bottlenecklab.measure import gradient_norm, tripoints
+from bottlenecklab.measure._decision import (
+    TRIPOINTS,
     accuracy,
     data_box,
     decision_map,
-    gradient_norm,
     tripoint_table,
-    tripoints,
 )
-from bottlenecklab.measure._decision import TRIPOINTS
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BlobsConfig
 

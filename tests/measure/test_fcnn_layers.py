@@ -7,21 +7,23 @@ import pytest
 import torch
 
 from bottlenecklab.measure import (
-    affine_profile,
     centred_rank,
     centred_singular_values,
-    cor8_summary,
     fcnn_balance_residuals,
-    jacobian_bounds,
-    layer_ranks,
     layer_s_next,
-    middle_affine_rank,
-    middle_layer,
     middle_median,
     middle_rank,
+    weight_spectra,
+)
+from bottlenecklab.measure._jacobian import jacobian_bounds
+from bottlenecklab.measure._layer_ranks import (
+    affine_profile,
+    cor8_summary,
+    layer_ranks,
+    middle_affine_rank,
+    middle_layer,
     random_middle_medians,
     representation_bottleneck,
-    weight_spectra,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset

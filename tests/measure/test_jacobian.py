@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from bottlenecklab.measure import (
     input_jacobians,
-    jacobian_bounds,
     layer_jacobians,
     representation_jacobian_ranks,
     representation_jacobians,
 )
+from bottlenecklab.measure._jacobian import jacobian_bounds
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import optimal_linear_weights
 

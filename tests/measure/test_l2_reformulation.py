@@ -9,6 +9,14 @@ import pytest
 import torch
 
 from bottlenecklab import measure, theory
+from bottlenecklab.measure._reformulation import (
+    fcnn_forces,
+    fcnn_layers,
+    fcnn_linear_kernels,
+    fcnn_reformulated_losses,
+    null_norms,
+    null_step_residual,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset
 from bottlenecklab.training import PhaseConfig, TrainConfig, train
@@ -42,7 +50,7 @@ def _rel(a, b):
 @pytest.mark.parametrize("slope", [0.0, 0.1])
 def test_forms_agree_random(beta, slope):
     X, Y = _data()
-    out = measure.reformulated_losses(_net(beta, slope), X, Y, lam=0.1)
+    out = fcnn_reformulated_losses(_net(beta, slope), X, Y, lam=0.1)
     assert out["null"] > 1e-3  # N = 8 < n_{l-1} + 1: W~ != 0
     assert _rel(out["representation"] + out["null"], out["weight"]) < 1e-8
     assert _rel(out["covariance"], out["representation"]) < 1e-8
@@ -54,12 +62,12 @@ def test_forms_agree_min_norm_part():
     X, Y = _data()
     net = _net()
     with torch.no_grad():
-        Zs, Z, _ = measure.fcnn_layers(net, X)
+        Zs, Z, _ = fcnn_layers(net, X)
         for l, (s, z) in enumerate(zip(Zs, Z)):
             W = theory.representation_weights(s, z)
             net.weights[l].copy_(W[:, :-1])
             net.biases[l].copy_(W[:, -1])
-    out = measure.reformulated_losses(net, X, Y, lam=0.1)
+    out = fcnn_reformulated_losses(net, X, Y, lam=0.1)
     assert out["null"] < 1e-20
     assert _rel(out["representation"], out["weight"]) < 1e-8
     assert _rel(out["covariance"], out["weight"]) < 1e-8
@@ -70,7 +78,7 @@ def test_wrong_cutoff_breaks_identity():
     X, Y = _data()
     net = _net()
     with torch.no_grad():
-        Zs, Z, W = measure.fcnn_layers(net, X)
+        Zs, Z, W = fcnn_layers(net, X)
         good = theory.reformulated_losses(Zs, Z, W, 0.0, 1.0)
         null_bad = sum(
             float((w @ theory.null_projector(s, 0.5)).pow(2).sum()) for s, w in zip(Zs, W)
@@ -90,7 +98,7 @@ def _trained(beta=1.0, steps=300):
 @pytest.mark.parametrize("beta", [0.0, 1.0])
 def test_forms_agree_trained(beta):
     net, X, Y = _trained(beta)
-    out = measure.reformulated_losses(net, X, Y, lam=1e-2)
+    out = fcnn_reformulated_losses(net, X, Y, lam=1e-2)
     assert _rel(out["representation"] + out["null"], out["weight"]) < 1e-6
     assert _rel(out["covariance"], out["representation"]) < 1e-6
 
@@ -98,18 +106,18 @@ def test_forms_agree_trained(beta):
 @pytest.mark.parametrize("beta", [0.0, 1.0])
 def test_one_step_projector_identity(beta):
     X, Y = _data()
-    assert measure.null_step_residual(_net(beta), X, Y, lam=0.05, lr=0.05) < 1e-12
+    assert null_step_residual(_net(beta), X, Y, lam=0.05, lr=0.05) < 1e-12
 
 
 def test_first_layer_null_decays_geometrically():
     X, Y = _data()
     net = _net()
-    before = measure.null_norms(net, X)[0]
+    before = null_norms(net, X)[0]
     data = Dataset(X.numpy(), Y.numpy(), X.numpy(), Y.numpy())
     eta, lam, T = 0.01, 0.05, 50
     cfg = TrainConfig(lam=lam, phases=(PhaseConfig("sgd", T, eta),), dtype="float64")
     train(net, data, cfg, progress=False)
-    after = measure.null_norms(net, X)[0]
+    after = null_norms(net, X)[0]
     assert after / before == pytest.approx((1 - 2 * eta * lam) ** T, rel=1e-9)
 
 
@@ -127,7 +135,7 @@ def test_linear_kernels_trained():
     train(net, data, cfg, progress=False)
     # the trainer's L-BFGS stops near 1e-7 (torch's tolerance_grad): the gate is 1e-7
     assert measure.gradient_norm(net, X, Y, 1e-3) < 1e-7
-    measured, formula = measure.linear_kernels(net, X)
+    measured, formula = fcnn_linear_kernels(net, X)
     for K, F in zip(measured, formula):
         assert float((K - F).norm() / F.norm()) < 1e-4
 
@@ -137,9 +145,9 @@ def test_forces_match_autograd():
     X, _ = _data()
     net = _net(slope=0.1)
     lam = 0.3
-    (A, R), _ = measure.forces(net, X, lam)
+    (A, R), _ = fcnn_forces(net, X, lam)
     with torch.no_grad():
-        Zs, Z, W = measure.fcnn_layers(net, X)
+        Zs, Z, W = fcnn_layers(net, X)
     Z1 = Z[0].clone().requires_grad_(True)
     beta = torch.ones(X.shape[0], 1, dtype=F64)
     S1 = torch.cat([net.act(Z1), beta], dim=1)

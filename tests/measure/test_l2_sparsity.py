@@ -11,6 +11,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bottlenecklab import measure, theory
+from bottlenecklab.measure._sparsity import (
+    KERNEL_RANK_RULE,
+    bipartite_pattern,
+    kernel_rank,
+    merge_neurons,
+    prune_fcnn_one_dim,
+)
 from bottlenecklab.models import FCNNConfig
 
 F64 = torch.float64
@@ -70,7 +77,7 @@ def test_merge_keeps_outputs_and_norm(seed, n_base, copies, slope, depth):
     Z = net.forward_path(X)[0]
     assume(_max_cosine(Z[0][:, distinct]) < 0.99)
     assume(depth == 2 or _max_cosine(Z[1]) < 0.99)
-    merged, counts = measure.merge_neurons(net, X)
+    merged, counts = merge_neurons(net, X)
     with torch.no_grad():
         y0, y1 = net(X), merged(X)
         scale = float(y0.abs().max()) + 1.0
@@ -85,18 +92,18 @@ def test_merge_keeps_unmergeable():
     """With a leaky slope no first-layer neuron is dead, so exactly 3 per base survive:
     the merged copies, the negative one and the shifted-bias one."""
     net, X, _ = _planted(5, 3, 2, 0.2, 2, beta=1.0)
-    _, counts = measure.merge_neurons(net, X)
+    _, counts = merge_neurons(net, X)
     assert counts == [9]
 
 
 def test_merge_drops_dead_neurons():
     net, X, _ = _planted(1, 2, 1, 0.0, 2, beta=1.0)
-    _, before = measure.merge_neurons(net, X)
+    _, before = merge_neurons(net, X)
     with torch.no_grad():
         assert bool((net.forward_path(X)[0][0][:, 3] > 0).any())  # the shifted one is alive
         net.weights[0][3].zero_()
         net.biases[0][3] = -1.0  # now dead on every sample
-    merged, after = measure.merge_neurons(net, X)
+    merged, after = merge_neurons(net, X)
     with torch.no_grad():
         assert torch.allclose(merged(X), net(X), atol=1e-10)
     assert after[0] == before[0] - 1
@@ -107,7 +114,7 @@ def test_prune_one_dim_network():
     net = FCNNConfig(depth=2, width=200).build(1, 1, seed=0, dtype=F64)
     with torch.no_grad():
         net.biases[0].normal_(generator=torch.Generator().manual_seed(1))
-    pruned = measure.prune_one_dim(net, x)
+    pruned = prune_fcnn_one_dim(net, x)
     with torch.no_grad():
         assert float((pruned(x) - net(x)).abs().max()) < 1e-9
         assert float(pruned.param_norm_sq()) <= float(net.param_norm_sq())
@@ -124,14 +131,14 @@ def test_bipartite_pattern_on_exact_solution():
         net.weights[0].copy_(dirs)
         net.weights[1].copy_(dirs.T.clone())
     X = torch.eye(N, dtype=F64)
-    out = measure.bipartite_pattern(net, X)
+    out = bipartite_pattern(net, X)
     assert out == {"neurons": 16.0, "matched": 16.0, "pairs_covered": 16.0, "pairs": 16.0}
     W1, W2 = theory.bipartite_full_width_weights(N)
     wide = FCNNConfig(depth=2, width=N, bias_scale=0.0).build(N, N, seed=0, dtype=F64)
     with torch.no_grad():
         wide.weights[0].copy_(W1)
         wide.weights[1].copy_(W2)
-    assert measure.bipartite_pattern(wide, X)["pairs_covered"] == 0.0
+    assert bipartite_pattern(wide, X)["pairs_covered"] == 0.0
     assert math.isfinite(out["neurons"])
 
 
@@ -142,5 +149,5 @@ def test_kernel_rank_counts_as_its_rule():
     U, _ = torch.linalg.qr(torch.randn(8, 8, generator=g, dtype=F64))
     s = torch.tensor([1.0, 0.1, 1e-2, 2e-3, 5e-4, 1e-5, 0.0, 0.0], dtype=F64)
     Z = U @ torch.diag(s)  # s_k(K) = s_k^2: 1, 1e-2, 1e-4, 4e-6 above 1e-6; 2.5e-7 below
-    assert measure.KERNEL_RANK_RULE == measure.RankRule.relative(1e-6)
-    assert measure.kernel_rank(Z) == 4 == theory.numerical_rank(Z @ Z.T, 1e-6)
+    assert KERNEL_RANK_RULE == measure.RankRule.relative(1e-6)
+    assert kernel_rank(Z) == 4 == theory.numerical_rank(Z @ Z.T, 1e-6)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import end_to_end_matrix, linear_cost_gap, linear_geodesic_errors
+from bottlenecklab.measure import end_to_end_matrix
+from bottlenecklab.measure._linear_net import linear_cost_gap, linear_geodesic_errors
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import optimal_linear_weights
 

@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import (
-    ntk_along_gd,
-    ntk_lambda_max,
-    ntk_matrix,
-    ntk_orbit_summary,
-    ntk_trace,
-)
+from bottlenecklab.measure import ntk_lambda_max, ntk_matrix, ntk_trace
+from bottlenecklab.measure._ntk import ntk_along_gd, ntk_orbit_summary
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import COSTS
 

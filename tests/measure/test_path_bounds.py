@@ -11,6 +11,15 @@ import pytest
 import torch
 
 from bottlenecklab import measure, theory
+from bottlenecklab.measure._balance import balancedness_residual
+from bottlenecklab.measure._path_bounds import (
+    hamiltonian_bounds,
+    hamiltonian_bounds_constant_gamma,
+    layer_speed_window,
+    momentum_bounds,
+    ridge_layers,
+    speed_window_columns,
+)
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig, train
@@ -49,14 +58,14 @@ def table(trained):
 def test_path_length_is_the_weighted_sum_of_velocities(table) -> None:
     expected = sum(r["rho"] * r["V_norm"] for r in table.rows)
     assert math.isclose(measure.path_length(table), expected, rel_tol=1e-12)
-    b = measure.momentum_bounds(table)
+    b = momentum_bounds(table)
     assert b["B_max"] == max(r["B_norm"] for r in table.rows)
     assert b["BS_max"] == max(r["BS_norm"] for r in table.rows)
 
 
 def test_theorem4_inequalities_hold(trained, table) -> None:
     model, _ = trained
-    t = measure.hamiltonian_bounds(table, model.leak)
+    t = hamiltonian_bounds(table, model.leak)
     assert t["thm4_middle"] <= t["thm4_upper"]
     assert t["thm4_lower"] <= t["thm4_middle"]
     assert t["thm4_lower_corrected"] <= t["thm4_middle"]
@@ -75,7 +84,7 @@ def test_plain_path_length_is_the_weighted_sum_of_frobenius_velocities(table) ->
 
 def test_theorem4_window_applies_the_theory_to_the_table(table) -> None:
     """Each layer with its own `gamma_l` and `||B_l||`, `H` the median; the summary keys."""
-    w = measure.speed_window(table, LEAK)
+    w = layer_speed_window(table, LEAK)
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
     expected = theory.speed_window(
         table.column("V_norm"),
@@ -89,7 +98,7 @@ def test_theorem4_window_applies_the_theory_to_the_table(table) -> None:
     np.testing.assert_allclose(
         w.lower, -LEAK * np.sqrt(table.column("gamma")) * table.column("B_norm")
     )
-    t = measure.hamiltonian_bounds(table, LEAK)
+    t = hamiltonian_bounds(table, LEAK)
     assert t["thm4_window_used_max"] == float(np.abs(w.used).max())
     assert t["thm4_window_holds"] == float(w.holds.mean())
     assert t["thm4_arg_negative"] == float((w.arg < 0).sum())
@@ -111,10 +120,10 @@ def test_theorem4_per_layer_fails_at_a_layer_whose_velocity_exceeds_its_window(t
     layers keep their used fractions."""
     rank_h = statistics.median(r["rank_H"] for r in table.rows)
     bad = dataclasses.replace(table, rows=_exceed(table.rows, 4, LEAK, rank_h))
-    w, w0 = measure.speed_window(bad, LEAK), measure.speed_window(table, LEAK)
+    w, w0 = layer_speed_window(bad, LEAK), layer_speed_window(table, LEAK)
     assert not w.holds[4] and w.used[4] == pytest.approx(1.5)
     np.testing.assert_array_equal(np.delete(w.used, 4), np.delete(w0.used, 4))
-    t = measure.hamiltonian_bounds(bad, LEAK)
+    t = hamiltonian_bounds(bad, LEAK)
     assert t["thm4_window_used_max"] == pytest.approx(1.5)
     assert t["thm4_window_holds"] == pytest.approx(np.delete(w0.holds, 4).sum() / len(table.rows))
 
@@ -124,10 +133,10 @@ def test_ridge_layers_at_one_gamma(trained, table) -> None:
     (1)'s path length, and the window's counter-case at that ridge."""
     model, data = trained
     gamma = 1.0 / LEAK
-    r = measure.ridge_layers(model, data.x_train, data.y_train, LAM, gamma)
+    r = ridge_layers(model, data.x_train, data.y_train, LAM, gamma)
     np.testing.assert_allclose(r.rank_h, table.column("rank_H"), rtol=1e-10)
     np.testing.assert_allclose(r.b_norm, table.column("B_norm"), rtol=1e-10)
-    t = measure.hamiltonian_bounds_constant_gamma(model, data.x_train, data.y_train, LAM, gamma)
+    t = hamiltonian_bounds_constant_gamma(model, data.x_train, data.y_train, LAM, gamma)
     assert t["path_length_const"] == pytest.approx(r.path_length(), rel=1e-12)
     assert t["thm4_window_used_max_const"] == float(np.abs(r.window(LEAK).used).max())
     w = r.window(LEAK)
@@ -151,7 +160,7 @@ def test_theorem4_identity_at_every_layer(table) -> None:
 
 def test_measured_hamiltonian_matches_theory(trained, table) -> None:
     model, data = trained
-    H = measure.hamiltonian(model, data.x_train, data.y_train, LAM)
+    H = measure.layer_hamiltonian(model, data.x_train, data.y_train, LAM)
     path, B = measure.momenta(model, data.x_train, data.y_train, LAM)
     expected = [float(theory.hamiltonian(path[l - 1], B[l - 1], model.leak)) for l in range(1, 13)]
     np.testing.assert_allclose(H, expected, rtol=1e-10)
@@ -179,7 +188,7 @@ def test_min_norm_weights_reproduce_the_path(trained) -> None:
 
 def test_balancedness_residual_has_one_entry_per_layer(trained, table) -> None:
     model, _ = trained
-    res = measure.balancedness_residual(table, model.leak)
+    res = balancedness_residual(table, model.leak)
     assert res.shape == (12,) and res[0] == 0.0 and np.isfinite(res).all()
 
 
@@ -191,7 +200,7 @@ def test_speed_window_columns_join_each_windows_arg_and_used_to_its_layer() -> N
         )
 
     rows = [{"layer": 1}, {"layer": 2}]
-    out = measure.speed_window_columns(
+    out = speed_window_columns(
         rows, {"": window([0.5, -1.0], [0.1, 2.0]), "_c": window([3.0, 4.0], [0.0, -0.5])}
     )
     assert out[0] == {

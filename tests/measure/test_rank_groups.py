@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from bottlenecklab.measure import (
+from bottlenecklab.measure import rank_group_fits
+from bottlenecklab.measure._rank_depth import (
     collapse_margin,
     largest_depth_share,
     rank_depth_correlation,
-    rank_group_fits,
 )
 
 

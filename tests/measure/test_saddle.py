@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import (
-    escape_step,
-    fcnn_weights,
-    loss_drops,
-    saddle_layers,
-    weak_balancedness,
-)
+from bottlenecklab.measure import escape_step, fcnn_weak_balancedness, fcnn_weights, saddle_layers
+from bottlenecklab.measure._saddles import loss_drops
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.theory import tail_energy
 
@@ -45,13 +40,13 @@ def test_weak_balancedness_drift_on_gd_step(eta):
     g = np.random.default_rng(1)
     X = torch.as_tensor(g.standard_normal((16, 3)))
     Y = torch.as_tensor(g.standard_normal((16, 2)))
-    before = weak_balancedness(net)
+    before = fcnn_weak_balancedness(net)
     loss = (net(X) - Y).pow(2).sum() / 16
     grads = torch.autograd.grad(loss, list(net.weights))
     with torch.no_grad():
         for W, gr in zip(net.weights, grads):
             W -= eta * gr
-    after = weak_balancedness(net)
+    after = fcnn_weak_balancedness(net)
     scale = sum(float(W.detach().pow(2).sum()) for W in net.weights)
     for l in range(len(before)):
         pred = eta**2 * (grads[l].pow(2).sum(-1) - grads[l + 1].pow(2).sum(-2)).numpy()

@@ -12,15 +12,15 @@ import torch
 from bottlenecklab import measure
 from bottlenecklab.measure import (
     SPECTRUM_COLUMNS,
-    frequency_spectra,
     gap_at,
     leaky_resnet_layers,
-    matrix_spectra,
     one_based,
     spectra_by_layer,
     spectrum_rows,
     weight_spectra,
 )
+from bottlenecklab.measure._frequency import frequency_spectra
+from bottlenecklab.measure._spectra import matrix_spectra
 from bottlenecklab.models import CircularCNNConfig, FCNNConfig, LeakyResNetConfig
 
 SRC = Path(measure.__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from bottlenecklab.measure import adjacent_z, clopper_pearson, logistic_slope_z
+from bottlenecklab.measure._stats import adjacent_z, clopper_pearson, logistic_slope_z
 
 
 def test_clopper_pearson_matches_the_closed_forms_at_the_ends():

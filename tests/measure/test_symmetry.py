@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from bottlenecklab.measure import (
-    centred_rank,
+from bottlenecklab.measure import centred_rank, largest_gap
+from bottlenecklab.measure._symmetry import (
     crossing_counts,
     curve_distances,
     gap_rank_rows,
     haar_rotation_about,
     invariant_coordinates,
     knn_r2,
-    largest_gap,
     layer_distance_map,
     layer_state_r2,
     path_crossings,

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from bottlenecklab import measure, theory
+from bottlenecklab.measure._layer_ranks import layer_ranks
 from bottlenecklab.models import CircularCNNConfig, FCNNConfig
 from bottlenecklab.probe import BottleneckProbe, ntk_trace
 
@@ -75,7 +76,7 @@ def test_fcnn_adapter(slope, beta):
     probe = BottleneckProbe(net, X, jacobian_points=20)
     table = probe.analyze()
     rows = table[table["kind"] != "input"]
-    assert rows["W_rank_fig1"].tolist() == measure.layer_ranks(net)
+    assert rows["W_rank_fig1"].tolist() == layer_ranks(net)
     assert rows["W_rank"].tolist() == [np.linalg.matrix_rank(W.detach()) for W in net.weights]
     spectra = measure.weight_spectra(net)
     for l, sv in enumerate(rows["W_top_sv"], start=1):

@@ -1,15 +1,18 @@
-"""Cost of identity (paper 000, §1.4): Prop 1 as a property, Prop 2 from random starts."""
+"""Cost of identity (paper 000, §1.4): Prop 1 as a property, Prop 2 from random starts, and
+the formulas (`cost_of_identity`, `kernel_norm_sq`, `coi_residual`, `stable_rank`,
+`negative_mass`) against the direct `N x N` ones on small float64 matrices."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bottlenecklab import measure, theory
+from bottlenecklab import theory
 from bottlenecklab.theory import (
     RANDOM_MATRIX_KINDS,
     coi_lower_bound_sweep,
@@ -39,7 +42,7 @@ def wide_matrices(draw) -> torch.Tensor:
 @settings(max_examples=60, deadline=None)
 @given(wide_matrices())
 def test_prop1_coi_bar_at_least_stable_rank(A: torch.Tensor) -> None:
-    if measure.coi_residual(A, bias=False) > 1e-8 or A.abs().sum() == 0:
+    if float(theory.coi_residual(A, bias=False)) > 1e-8 or A.abs().sum() == 0:
         return  # infinite COI: the bound holds trivially
     coi = float(cost_of_identity(A, bias=False))
     assert coi >= float(stable_rank(A)) - 1e-8
@@ -56,21 +59,12 @@ def test_non_negative_coi_equals_rank(k: int, seed: int) -> None:
     assert math.isclose(float(cost_of_identity(A, bias=False)), rank, abs_tol=1e-6)
 
 
-@pytest.mark.parametrize("gamma", [0.0, 1e-2, 1.0])
-@pytest.mark.parametrize("bias", [True, False])
-def test_theory_and_measure_agree(gamma: float, bias: bool) -> None:
-    A = torch.randn(6, 9, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
-    got = float(cost_of_identity(A, gamma=gamma, bias=bias))
-    assert math.isclose(got, measure.cost_of_identity(A, gamma=gamma, bias=bias), rel_tol=1e-8)
-    assert math.isclose(float(stable_rank(A)), measure.stable_rank(A), rel_tol=1e-12)
-
-
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_prop2_minima_are_non_negative_with_coi_equal_rank(seed: int) -> None:
     A0 = torch.randn(8, 10, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     A, hist = minimize_cost_of_identity(A0, gamma0=1e-4, steps=2500, lr=0.02)
     assert hist[-1] < hist[0]
-    assert measure.negative_mass(A) < 1e-4
+    assert float(theory.negative_mass(A)) < 1e-4
     rank = numerical_rank(A, 1e-2)
     coi = float(cost_of_identity(A, gamma=relative_gamma(A, 1e-4)))
     coi_bar = float(cost_of_identity(A, gamma=relative_gamma(A, 1e-4, bias=False), bias=False))
@@ -99,12 +93,8 @@ def test_random_matrix_rejects_unknown_kinds() -> None:
         random_matrix("dense", torch.Generator(), 4)
 
 
-def test_theory_coi_residual_and_negative_mass_match_measure() -> None:
+def test_coi_residual_and_negative_mass_vanish_on_non_negative_matrices() -> None:
     A = torch.randn(6, 9, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
-    for bias in (True, False):
-        got = float(theory.coi_residual(A, bias=bias))
-        assert math.isclose(got, measure.coi_residual(A, bias=bias), rel_tol=1e-10, abs_tol=1e-14)
-    assert math.isclose(float(theory.negative_mass(A)), measure.negative_mass(A), rel_tol=1e-12)
     assert float(theory.negative_mass(A.abs())) == 0.0
     assert float(theory.coi_residual(A.abs(), bias=False)) < 1e-10
 
@@ -263,3 +253,155 @@ def test_coi_minima_summary_reads_both_propositions() -> None:
     assert s["prop2_mean_rank"] == 2.5
     empty = coi_minima_summary([], [])
     assert math.isnan(empty["prop1_min_gap"]) and math.isnan(empty["prop2_max_rank_error"])
+
+
+# ------------------------------------------- against the direct N x N formulas (float64)
+# The formulas on small float64 matrices, `numpy` references; `_f(A)` is the float64 tensor.
+
+
+def _f(A) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(A, dtype=np.float64))
+
+
+def _cost_of_identity(A, **kw) -> float:
+    return float(cost_of_identity(_f(A), **kw))
+
+
+def _coi_residual(A, **kw) -> float:
+    return float(theory.coi_residual(_f(A), **kw))
+
+
+def _kernel_norm_sq(M, S, gamma) -> float:
+    return float(theory.kernel_norm_sq(_f(M), _f(S), gamma))
+
+
+def _stable_rank(A) -> float:
+    return float(stable_rank(_f(A)))
+
+
+# (N, w): tall (K rank-deficient, generic A outside range(S)), square-ish, wide (K invertible)
+SHAPES = [(12, 3), (8, 7), (4, 6)]
+
+
+def _S(A: np.ndarray, bias: bool) -> np.ndarray:
+    R = np.maximum(A, 0.0)
+    return np.hstack([R, np.ones((A.shape[0], 1))]) if bias else R
+
+
+def _pinv_coi(A: np.ndarray, bias: bool) -> float:
+    """`Tr[A^T K^+ A]`, `K = S S^T`, with a pseudo-inverse that drops the numerically zero
+    eigenvalues of the rank-deficient `N x N` kernel."""
+    S = _S(A, bias)
+    K = S @ S.T
+    return float(np.trace(A.T @ np.linalg.pinv(K, rcond=1e-10, hermitian=True) @ A))
+
+
+def _ridge_norm(M: np.ndarray, S: np.ndarray, gamma: float) -> float:
+    """`Tr[M^T (K + gamma I)^{-1} M]` by the direct `N x N` inverse."""
+    K = S @ S.T
+    return float(np.trace(M.T @ np.linalg.inv(K + gamma * np.eye(K.shape[0])) @ M))
+
+
+def _generic(rng, shape) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("sign", ["generic", "nonnegative"])
+def test_gamma_zero_equals_pseudo_inverse_formula(rng, shape, bias, sign):
+    A = _generic(rng, shape)
+    if sign == "nonnegative":
+        A = np.abs(A)
+    assert _cost_of_identity(A, gamma=0.0, bias=bias) == pytest.approx(_pinv_coi(A, bias), rel=1e-8)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("gamma", [1e-3, 0.1, 10.0])
+def test_woodbury_equals_direct_inverse(rng, shape, bias, gamma):
+    A = _generic(rng, shape)
+    expected = _ridge_norm(A, _S(A, bias), gamma)
+    assert _cost_of_identity(A, gamma=gamma, bias=bias) == pytest.approx(expected, rel=1e-8)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 1e-2, 3.0])
+def test_kernel_norm_of_another_matrix(rng, gamma):
+    """`||M||^2_{K+gamma I}` with `M != A` (the velocity term of the kinetic energy)."""
+    S = np.abs(rng.standard_normal((10, 4)))
+    M = S @ rng.standard_normal((4, 3)) if gamma == 0 else rng.standard_normal((10, 3))
+    if gamma == 0:
+        K = S @ S.T
+        expected = float(np.trace(M.T @ np.linalg.pinv(K, rcond=1e-10, hermitian=True) @ M))
+    else:
+        expected = _ridge_norm(M, S, gamma)
+    assert _kernel_norm_sq(M, S, gamma) == pytest.approx(expected, rel=1e-8)
+
+
+def test_kernel_norm_rejects_negative_gamma(rng):
+    with pytest.raises(ValueError, match="gamma"):
+        _kernel_norm_sq(rng.standard_normal((4, 2)), rng.standard_normal((4, 3)), -1.0)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_residual_is_zero_for_nonnegative_representations(rng, shape, bias):
+    A = np.abs(_generic(rng, shape))
+    assert _coi_residual(A, bias=bias) < 1e-12
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_residual_is_positive_for_generic_representations(rng, bias):
+    """`N > w + 1`: the negative parts of a Gaussian `A` are outside the range of `S`."""
+    A = _generic(rng, (20, 3))
+    S = _S(A, bias)
+    expected = np.linalg.norm(A - S @ np.linalg.pinv(S) @ A) / np.linalg.norm(A)
+    got = _coi_residual(A, bias=bias)
+    assert got > 0.1
+    assert got == pytest.approx(expected, rel=1e-8)
+
+
+def test_nonnegative_full_column_rank_coi_is_the_rank(rng):
+    """`A >= 0` with `S = relu(A) = A` of full column rank: `||A^+ A||_F^2 = rank = w`."""
+    A = np.abs(_generic(rng, (15, 4)))
+    assert _cost_of_identity(A, bias=False) == pytest.approx(4.0, rel=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(10, 4), (4, 10), (7, 7)])
+def test_stable_rank_matches_numpy(rng, shape):
+    A = _generic(rng, shape)
+    s = np.linalg.svd(A, compute_uv=False)
+    assert _stable_rank(A) == pytest.approx(s.sum() ** 2 / (s**2).sum(), rel=1e-12)
+    assert _stable_rank(torch.tensor(A)) == pytest.approx(_stable_rank(A), rel=1e-12)
+
+
+@pytest.mark.parametrize("rank", [1, 2, 5])
+@pytest.mark.parametrize("value", [0.1, 3.0])
+def test_stable_rank_of_equal_singular_values_is_the_rank(rng, rank, value):
+    U, _ = np.linalg.qr(rng.standard_normal((12, rank)))
+    V, _ = np.linalg.qr(rng.standard_normal((6, rank)))
+    A = value * U @ V.T
+    assert _stable_rank(A) == pytest.approx(rank, rel=1e-10)
+
+
+def test_stable_rank_lower_bounds_the_bias_free_coi(rng):
+    """Paper 000, Prop 1: `||A||_*^2 / ||A||_F^2 <= ||A||^2_{K-bar}` (finite when `A >= 0`)."""
+    A = np.abs(_generic(rng, (15, 5))) @ np.abs(_generic(rng, (5, 5)))
+    assert _stable_rank(A) <= _cost_of_identity(A, bias=False) + 1e-9
+
+
+def test_stable_rank_of_zero_is_zero():
+    assert _stable_rank(np.zeros((3, 2))) == 0.0
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_features(bias):
+    A = torch.tensor([[-1.0, 2.0], [0.5, -3.0]], dtype=torch.float64)
+    torch.testing.assert_close(theory.features(A, bias), torch.tensor(_S(A.numpy(), bias)))
+
+
+def test_negative_mass() -> None:
+    """Prop 5's measure of the negative part: 0 on `A >= 0`, 1/2 on `[1, -1]`."""
+    assert float(theory.negative_mass(torch.ones(3, 2, dtype=torch.float64))) == 0.0
+    A = torch.tensor([[1.0, -1.0]], dtype=torch.float64)
+    assert math.isclose(float(theory.negative_mass(A)), 0.5)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bottlenecklab import measure, theory
+from bottlenecklab import theory
 from bottlenecklab.measure._forces import _layer_grads
+from bottlenecklab.measure._reformulation import fcnn_layers
 from bottlenecklab.models import FCNNConfig
 
 F64 = torch.float64
@@ -23,7 +24,7 @@ def _layer(l: int, N: int = 12, width: int = 8, seed: int = 0):
     Y = torch.randn(N, 3, generator=g, dtype=F64)
     net = FCNNConfig(depth=3, width=width).build(5, 3, seed=seed + 1, dtype=F64)
     with torch.no_grad():
-        Zs, Z, W = measure.fcnn_layers(net, X)
+        Zs, Z, W = fcnn_layers(net, X)
     grads = _layer_grads(net, Z, W, Y, "mse")
     ds = (Z[l - 1] > 0).to(F64)
     U_prev = theory.column_basis(Zs[l - 1], theory.ridge_eps(Zs[l - 1] @ Zs[l - 1].T))

@@ -39,8 +39,8 @@ __all__ = [
     "LayerTable",
     "clarke_critical_point_residuals",
     "critical_point_residuals",
-    "hamiltonian",
     "hamiltonian_summary",
+    "layer_hamiltonian",
     "layer_series",
     "leaky_resnet_layers",
     "momenta",
@@ -218,7 +218,7 @@ def clarke_critical_point_residuals(
 CLARKE_EXACT = 2 * 10**7  # Jacobian numbers (K w (w+1) per layer) stored at once (160 MB)
 
 
-def hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
+def layer_hamiltonian(model: Any, X: Any, Y: Any, lam: float) -> np.ndarray:
     """Per-layer Hamiltonian `H_l = (L~/2) ||B_l^T S_{l-1}||^2 - L~ <B_l, A_{l-1}>`, `[L]`
     (paper 000, §1.5; the same quantity as `theory.hamiltonian(A_{l-1}, B_l, L~)`)."""
     leak = float(model.leak)

@@ -22,7 +22,7 @@ import numpy as np
 
 from bottlenecklab import theory
 from bottlenecklab.measure._certify import KinkDerivatives
-from bottlenecklab.measure._coi import features, kernel_norm_sq
+from bottlenecklab.measure._coi import as_float64, features
 from bottlenecklab.measure._hamiltonian import LayerTable, momenta
 from bottlenecklab.measure._quantity import Quantity
 
@@ -47,11 +47,11 @@ __all__ = [
     "RidgeLayers",
     "hamiltonian_bounds",
     "hamiltonian_bounds_constant_gamma",
+    "layer_speed_window",
     "momentum_bounds",
     "path_length",
     "plain_path_length",
     "ridge_layers",
-    "speed_window",
     "speed_window_columns",
     "speed_window_summary",
 ]
@@ -83,7 +83,7 @@ def hamiltonian_bounds(table: LayerTable, leak: float) -> dict[str, float]:
 
     (1) `-(l_gamma/L~ + gamma c)^2 <= -(2/L~)H - min_l COI_gamma <= gamma c^2`;
     (2) per layer, `-L~ gamma c <= ||V_l||_gamma - L~ sqrt(COI_gamma,l + (2/L~)H) <= 2 L~ gamma c`
-    as the paper writes it, and in the form its proof supports (`speed_window`).
+    as the paper writes it, and in the form its proof supports (`layer_speed_window`).
 
     Returns (keys): `path_length` (`l_gamma`), `path_length_plain` (`sum rho ||V||_F`);
     `thm4_middle`, `thm4_upper` (`max gamma_l ||B_l||^2`), `thm4_lower` (paper's form),
@@ -112,11 +112,11 @@ def hamiltonian_bounds(table: LayerTable, leak: float) -> dict[str, float]:
         "thm4_gc": gc,
         "thm4_sgc": sgc,
         "thm4_per_layer_frac": float(paper.mean()),
-        **speed_window_summary(speed_window(table, leak)),
+        **speed_window_summary(layer_speed_window(table, leak)),
     }
 
 
-def speed_window(table: LayerTable, leak: float) -> theory.SpeedWindow:
+def layer_speed_window(table: LayerTable, leak: float) -> theory.SpeedWindow:
     """The window around each layer's speed (paper 000, Thm 4 (2)) at every layer of
     `table`, each with its own `gamma_l` and `||B_l||`, `H` the median over layers
     (`theory.speed_window`)."""
@@ -218,12 +218,12 @@ def ridge_layers(
     coi, vel, rank_h = [], [], []
     for l in range(1, len(path)):
         A_prev = path[l - 1]
-        S = features(A_prev)  # [N, w+1]
+        S = as_float64(features(A_prev))  # [N, w+1]
         H = float(theory.hamiltonian(A_prev, B[l - 1], leak))
         rank_h.append(-2.0 / leak * H)
-        coi.append(kernel_norm_sq(A_prev, S, gamma))
-        V = (path[l] - A_prev) / rho[l - 1]
-        vel.append(float(np.sqrt(max(kernel_norm_sq(V, S, gamma), 0.0))))
+        coi.append(float(theory.kernel_norm_sq(as_float64(A_prev), S, float(gamma))))
+        V = as_float64((path[l] - A_prev) / rho[l - 1])
+        vel.append(float(np.sqrt(max(float(theory.kernel_norm_sq(V, S, float(gamma))), 0.0))))
     return RidgeLayers(
         gamma=float(gamma),
         rho=rho.numpy(),

@@ -17,12 +17,12 @@ from bottlenecklab.measure._costs import float64_copy
 from bottlenecklab.tasks import COSTS
 
 __all__ = [
+    "fcnn_forces",
     "fcnn_layers",
-    "forces",
-    "linear_kernels",
+    "fcnn_linear_kernels",
+    "fcnn_reformulated_losses",
     "null_norms",
     "null_step_residual",
-    "reformulated_losses",
 ]
 
 
@@ -43,7 +43,7 @@ def fcnn_layers(net: Any, X: torch.Tensor) -> tuple[list, list, list]:
     return Zs, list(pre), W
 
 
-def reformulated_losses(
+def fcnn_reformulated_losses(
     model: Any, X: Any, Y: Any, lam: float, *, cost: str = "mse", r: float = theory.R_CUTOFF
 ) -> dict[str, float]:
     """`weight`, `representation`, `covariance` and `null` forms of the loss of an FCNN
@@ -119,7 +119,7 @@ def _mse(net: Any, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     return COSTS["mse"](net(X), Y)
 
 
-def linear_kernels(model: Any, X: Any) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def fcnn_linear_kernels(model: Any, X: Any) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """Measured `K_l = Z_l Z_l^T` and the formula `X M^{l/L} X^T` (`theory.linear_kernels`)
     of a deep linear FCNN (`beta = 0`, `X` square invertible; paper 004, §3.1), float64.
 
@@ -135,7 +135,7 @@ def linear_kernels(model: Any, X: Any) -> tuple[list[torch.Tensor], list[torch.T
     return [z @ z.T for z in Z], formula
 
 
-def forces(
+def fcnn_forces(
     model: Any, X: Any, lam: float, rel: float = 1e-6
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Attraction and repulsion `(A_l, R_l)` `[N, n_l]` on each hidden layer `l = 1..L-1` of an

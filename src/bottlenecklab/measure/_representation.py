@@ -318,7 +318,7 @@ def weight_quantities(
         `N >= M` (its dimensions, WeightWatcher's names), `W_norm_sq` (`||W||_F^2`),
         `W_spectral_norm` (`s_1`), `W_rank` (the numerical rank: `s_i` above `rule`'s noise
         floor, numpy's and WeightWatcher's `matrix_rank`), `W_rank_fig1` (`s_i > floor`,
-        paper 001 Fig 1's count, `measure.layer_ranks`), `W_spikes` (`s_i` above the
+        paper 001 Fig 1's count, `measure._layer_ranks.layer_ranks`), `W_spikes` (`s_i` above the
         Marchenko-Pastur edge of a random matrix of that shape, `mp_spikes`), `W_mp_edge`
         (that edge), `W_top_sv`.
     """

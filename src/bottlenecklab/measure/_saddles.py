@@ -18,10 +18,10 @@ from bottlenecklab.theory import weak_balancedness as _weak_balancedness
 __all__ = [
     "direction_gaps",
     "escape_step",
+    "fcnn_weak_balancedness",
     "fcnn_weights",
     "loss_drops",
     "saddle_layers",
-    "weak_balancedness",
 ]
 
 
@@ -39,7 +39,7 @@ def saddle_layers(model: Any, X: Any, floor: float = 1e-10) -> list[dict[str, fl
     return layer_profile(X64, fcnn_weights(model), floor)
 
 
-def weak_balancedness(model: Any) -> list[np.ndarray]:
+def fcnn_weak_balancedness(model: Any) -> list[np.ndarray]:
     """`b_l` per hidden neuron, `[n_l]` for `l = 1..L-1` (paper 003, Sec 5;
     `theory.weak_balancedness` on a float64 copy)."""
     return [b.numpy() for b in _weak_balancedness(fcnn_weights(model))]

@@ -23,7 +23,7 @@ __all__ = [
     "merge_chain",
     "merge_neurons",
     "plateau_start",
-    "prune_one_dim",
+    "prune_fcnn_one_dim",
 ]
 
 
@@ -95,7 +95,7 @@ def merge_chain(
     return weights, biases, counts
 
 
-def prune_one_dim(model: Any, x: Any) -> FCNN:
+def prune_fcnn_one_dim(model: Any, x: Any) -> FCNN:
     """Prop 15's pruning of a depth-2 ReLU FCNN on 1-D inputs (`theory.prune_one_dim`;
     paper 004, App D.2; spec rule), on a float64 copy.
 
@@ -107,9 +107,9 @@ def prune_one_dim(model: Any, x: Any) -> FCNN:
     """
     net = float64_copy(model)
     if net.depth != 2 or net.weights[0].shape[1] != 1 or net.weights[1].shape[0] != 1:
-        raise ValueError("prune_one_dim needs a depth-2 FCNN with d_in = d_out = 1")
+        raise ValueError("prune_fcnn_one_dim needs a depth-2 FCNN with d_in = d_out = 1")
     if net.cfg.activation != "leaky_relu" or net.cfg.slope != 0.0:
-        raise ValueError("prune_one_dim needs ReLU (slope 0)")
+        raise ValueError("prune_fcnn_one_dim needs ReLU (slope 0)")
     with torch.no_grad():
         a, c, b = net.weights[1][0], net.weights[0][:, 0], net.biases[0]
         a2, c2, b2 = theory.prune_one_dim(a, c, b, as_float64(x).reshape(-1), net.cfg.bias_scale)

@@ -6,13 +6,18 @@ rescaling balance of paper 001, §2 for fully-connected networks and any chain o
 training conserves (paper 003, Sec 5; the formula is `theory.escape.weak_balancedness`).
 """
 
-from bottlenecklab.measure._balance import balancedness_residual, fcnn_balance_residuals
-from bottlenecklab.measure._representation import balance_residuals
-from bottlenecklab.measure._saddles import weak_balancedness
+from bottlenecklab.measure._balance import (
+    fcnn_balance_residuals,
+)
+from bottlenecklab.measure._representation import (
+    balance_residuals,
+)
+from bottlenecklab.measure._saddles import (
+    fcnn_weak_balancedness,
+)
 
 __all__ = [
     "balance_residuals",
-    "balancedness_residual",
     "fcnn_balance_residuals",
-    "weak_balancedness",
+    "fcnn_weak_balancedness",
 ]

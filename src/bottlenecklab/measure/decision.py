@@ -5,10 +5,7 @@
 from bottlenecklab.measure._decision import (
     TRAIN_ACCURACY,
     accuracy,
-    data_box,
-    decision_map,
-    tripoint_table,
     tripoints,
 )
 
-__all__ = ["TRAIN_ACCURACY", "accuracy", "data_box", "decision_map", "tripoint_table", "tripoints"]
+__all__ = ["TRAIN_ACCURACY", "accuracy", "tripoints"]

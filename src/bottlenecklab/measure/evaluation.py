@@ -4,7 +4,6 @@ float64 copy every diagnostic works on (the caller's network is never cast).
 """
 
 from bottlenecklab.measure._costs import (
-    DATA_COSTS,
     K_STAR,
     N_TRAIN,
     TEST_COST,
@@ -15,16 +14,16 @@ from bottlenecklab.measure._costs import (
     float64_copy,
     train_size,
 )
-from bottlenecklab.measure._frequency import ball_rollout, rollout
+from bottlenecklab.measure._frequency import (
+    rollout,
+)
 
 __all__ = [
-    "DATA_COSTS",
     "K_STAR",
     "N_TRAIN",
     "TEST_COST",
     "TEST_ERROR",
     "TRAIN_COST",
-    "ball_rollout",
     "costs",
     "data_rank",
     "float64_copy",

@@ -4,7 +4,6 @@ backward Jacobians `d f / d a~_l` of every layer, the Jacobians of every represe
 """
 
 from bottlenecklab.measure._jacobian import (
-    JACOBIAN_RANK_RULE,
     RANK_REL,
     function_jacobians,
     input_jacobians,
@@ -17,7 +16,6 @@ from bottlenecklab.measure._jacobian import (
 )
 
 __all__ = [
-    "JACOBIAN_RANK_RULE",
     "RANK_REL",
     "function_jacobians",
     "input_jacobians",

@@ -6,8 +6,8 @@ are in `theory.linear`).
 
 from bottlenecklab.measure._linear_net import (
     end_to_end_matrix,
-    linear_cost_gap,
-    linear_geodesic_errors,
 )
 
-__all__ = ["end_to_end_matrix", "linear_cost_gap", "linear_geodesic_errors"]
+__all__ = [
+    "end_to_end_matrix",
+]

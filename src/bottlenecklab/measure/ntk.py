@@ -5,27 +5,17 @@ oscillation.
 """
 
 from bottlenecklab.measure._ntk import (
-    NTK_LAMBDA_ETA,
-    NTK_LAMBDA_ETA_AMPLITUDE,
-    NTK_ORBIT,
-    NTK_SCALE,
-    ntk_along_gd,
     ntk_lambda_max,
     ntk_matrix,
-    ntk_orbit_summary,
     ntk_trace,
 )
-from bottlenecklab.measure._representation import ntk_trace_terms
+from bottlenecklab.measure._representation import (
+    ntk_trace_terms,
+)
 
 __all__ = [
-    "NTK_LAMBDA_ETA",
-    "NTK_LAMBDA_ETA_AMPLITUDE",
-    "NTK_ORBIT",
-    "NTK_SCALE",
-    "ntk_along_gd",
     "ntk_lambda_max",
     "ntk_matrix",
-    "ntk_orbit_summary",
     "ntk_trace",
     "ntk_trace_terms",
 ]

@@ -8,8 +8,12 @@ from bottlenecklab.measure._saddles import (
     direction_gaps,
     escape_step,
     fcnn_weights,
-    loss_drops,
     saddle_layers,
 )
 
-__all__ = ["direction_gaps", "escape_step", "fcnn_weights", "loss_drops", "saddle_layers"]
+__all__ = [
+    "direction_gaps",
+    "escape_step",
+    "fcnn_weights",
+    "saddle_layers",
+]

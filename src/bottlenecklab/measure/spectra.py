@@ -6,33 +6,32 @@ slide 'Convolutional Networks').
 """
 
 from bottlenecklab.measure._frequency import (
-    frequency_spectra,
     layer_frequency_singular_values,
     layer_modes,
-    mode_table,
 )
-from bottlenecklab.measure._representation import TW_MARGIN, mp_spikes
+from bottlenecklab.measure._representation import (
+    TW_MARGIN,
+    mp_spikes,
+)
 from bottlenecklab.measure._spectra import (
     SPECTRUM_COLUMNS,
     gap_at,
-    matrix_spectra,
     one_based,
     spectra_by_layer,
     spectrum_rows,
     weight_spectra,
 )
-from bottlenecklab.measure._symmetry import largest_gap
+from bottlenecklab.measure._symmetry import (
+    largest_gap,
+)
 
 __all__ = [
     "SPECTRUM_COLUMNS",
     "TW_MARGIN",
-    "frequency_spectra",
     "gap_at",
     "largest_gap",
     "layer_frequency_singular_values",
     "layer_modes",
-    "matrix_spectra",
-    "mode_table",
     "mp_spikes",
     "one_based",
     "spectra_by_layer",

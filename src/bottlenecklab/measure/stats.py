@@ -3,7 +3,12 @@ slopes (growth exponents), the Clopper-Pearson interval of a fraction, the z of 
 logistic slope, and the z of the difference of adjacent fractions.
 """
 
-from bottlenecklab.measure._fits import fit_line, loglog_slope
-from bottlenecklab.measure._stats import adjacent_z, clopper_pearson, logistic_slope_z
+from bottlenecklab.measure._fits import (
+    fit_line,
+    loglog_slope,
+)
 
-__all__ = ["adjacent_z", "clopper_pearson", "fit_line", "logistic_slope_z", "loglog_slope"]
+__all__ = [
+    "fit_line",
+    "loglog_slope",
+]

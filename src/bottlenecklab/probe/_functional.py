@@ -72,7 +72,7 @@ def l2_diagnostics(model: nn.Module, X: Any, Y: Any, lam: float, cost: str = "ms
 def merge_neurons(model: nn.Module, X: Any) -> tuple[nn.Sequential, list[int]]:
     """A smaller equivalent `nn.Sequential`: dead neurons dropped and positively
     proportional ones merged, hidden layer by hidden layer (`measure.merge_chain`, the
-    implementation of `measure.merge_neurons`; paper 004, §4), in float64.
+    implementation of `measure._sparsity.merge_neurons`; paper 004, §4), in float64.
 
     Args:
         model: an `nn.Sequential` of `Linear` layers with one positively homogeneous

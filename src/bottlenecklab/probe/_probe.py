@@ -83,7 +83,7 @@ COLUMNS = {
     "M": "smaller dimension of that weight (WeightWatcher's M)",
     "W_rank": "numerical rank of W: singular values above the rank rule's floor (numpy's "
     "and WeightWatcher's matrix_rank)",
-    "W_rank_fig1": "singular values of W above 0.1 (paper 001, Fig 1; measure.layer_ranks)",
+    "W_rank_fig1": "singular values of W above 0.1 (paper 001, Fig 1; measure/_layer_ranks.py)",
     "W_spikes": "singular values above the Marchenko-Pastur edge of a random matrix of W's "
     "shape plus 4 Tracy-Widom units (measure.mp_spikes); 0 on random Gaussian weights",
     "W_mp_edge": "that edge, as a singular value",

@@ -147,7 +147,7 @@ def kernel_norm_sq(
     `gamma^{-1} (||M||^2 - Tr[(S^T M)^T (S^T S + gamma I)^{-1} (S^T M)])`, an `m x m`
     Cholesky solve instead of `N x N` (spec `leaky-resnets.md`). `gamma = 0`: the
     pseudo-inverse value `||S^+ M||_F^2` (finite only for `M` in the range of `S`; the
-    part outside, where paper 000 calls the norm infinite, is `measure.coi_residual`).
+    part outside, where paper 000 calls the norm infinite, is `coi_residual`).
     Differentiable in `M` and `S` for `gamma > 0`.
 
     Args:

@@ -15,7 +15,7 @@ def coi_residual(A: torch.Tensor, *, bias: bool = True) -> torch.Tensor:
     """`||A - S S^+ A||_F / ||A||_F` with `S = sigma(A)` (or `relu(A)`), a 0-d tensor.
 
     Zero (to round-off) exactly when the `gamma = 0` cost of identity is finite, e.g. for
-    `A >= 0`. The same quantity as `measure.coi_residual`.
+    `A >= 0`. `measure` applies it to a network's layers (`coi_columns`).
 
     Args:
         A: `[N, w]`

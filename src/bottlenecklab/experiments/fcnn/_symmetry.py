@@ -20,22 +20,24 @@ import torch
 from bottlenecklab.experiments._spec import Measure, Measurement
 from bottlenecklab.measure import (
     AFFINE_RANK_RULE,
-    DATA_COSTS,
-    JACOBIAN_RANK_RULE,
     LOSS,
     TRAIN_COST,
     Quantity,
     costs,
+    regularized_loss,
+    weight_spectra,
+)
+from bottlenecklab.measure._costs import DATA_COSTS
+from bottlenecklab.measure._jacobian import JACOBIAN_RANK_RULE
+from bottlenecklab.measure._symmetry import (
     crossing_counts,
     gap_rank_rows,
     invariant_coordinates,
     layer_distance_map,
     layer_state_r2,
     random_projection_crossings,
-    regularized_loss,
     rotation_ratio,
     step_r2,
-    weight_spectra,
 )
 from bottlenecklab.tasks import Dataset, gd_path
 

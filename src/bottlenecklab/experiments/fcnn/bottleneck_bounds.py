@@ -41,39 +41,45 @@ from bottlenecklab.experiments._spec import (
 )
 from bottlenecklab.experiments.fcnn._common import SMOKE, LatentConfig, adam_then_gd
 from bottlenecklab.measure import (
-    BOUND_SLACKS,
-    COR8,
     COR8_BOUND,
+    DEPTH,
+    MIDDLE_AFFINE_RANK,
+    MIDDLE_RANK,
+    Quantity,
+    costs,
+    fcnn_balance_residuals,
+    middle_rank,
+)
+from bottlenecklab.measure._costs import DATA_COSTS
+from bottlenecklab.measure._jacobian import (
+    BOUND_SLACKS,
+    RANDOM_CHAIN_SLACK,
+    RANDOM_THM15_SLACK,
+    TRAINED_CHAIN_SLACK,
+    TRAINED_THM15_SLACK,
+    chain_slacks,
+    jacobian_bounds,
+    random_network_slacks,
+)
+from bottlenecklab.measure._layer_ranks import (
+    COR8,
     COR8_MIDDLE_MAX,
     COR8_MIDDLE_MEDIAN,
     COR8_MIDDLE_MEDIAN_INIT,
     COR8_MIDDLE_MEDIAN_RANDOM,
     COR8_RANDOM_BELOW,
-    DATA_COSTS,
-    DEPTH,
-    MIDDLE_AFFINE_RANK,
-    MIDDLE_RANK,
+    cor8_summary,
+    middle_affine_rank,
+    random_middle_medians,
+    representation_bottleneck,
+)
+from bottlenecklab.measure._ntk import (
     NTK_LAMBDA_ETA,
     NTK_LAMBDA_ETA_AMPLITUDE,
     NTK_ORBIT,
     NTK_SCALE,
-    RANDOM_CHAIN_SLACK,
-    RANDOM_THM15_SLACK,
-    TRAINED_CHAIN_SLACK,
-    TRAINED_THM15_SLACK,
-    Quantity,
-    chain_slacks,
-    cor8_summary,
-    costs,
-    fcnn_balance_residuals,
-    jacobian_bounds,
-    middle_affine_rank,
-    middle_rank,
     ntk_along_gd,
     ntk_orbit_summary,
-    random_middle_medians,
-    random_network_slacks,
-    representation_bottleneck,
 )
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import COSTS, LatentTeacherConfig

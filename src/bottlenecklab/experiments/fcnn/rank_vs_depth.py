@@ -38,19 +38,19 @@ from bottlenecklab.measure import (
     K_STAR,
     MIDDLE_RANK,
     NORM_SQ,
-    OFF_RANK_LAYERS,
     TEST_COST,
     TEST_ERROR,
     TRAIN_COST,
-    collapse_margin,
     costs,
     data_rank,
-    largest_depth_share,
-    layer_ranks,
-    rank_depth_correlation,
     rank_group_fits,
-    rank_summary,
     weight_spectra,
+)
+from bottlenecklab.measure._layer_ranks import OFF_RANK_LAYERS, layer_ranks, rank_summary
+from bottlenecklab.measure._rank_depth import (
+    collapse_margin,
+    largest_depth_share,
+    rank_depth_correlation,
 )
 
 

@@ -16,7 +16,8 @@ from bottlenecklab import measure as M
 from bottlenecklab import theory
 from bottlenecklab.experiments._spec import Measure, Measurement
 from bottlenecklab.experiments.l2._common import WIDTH, hidden_width
-from bottlenecklab.measure import GRAD_NORM, KERNEL_RANK_RULE, NORM_SQ, TRAIN_COST, Quantity
+from bottlenecklab.measure import GRAD_NORM, NORM_SQ, TRAIN_COST, Quantity
+from bottlenecklab.measure._sparsity import KERNEL_RANK_RULE, bipartite_pattern, kernel_rank
 
 __all__ = [
     "BIPARTITE",
@@ -47,7 +48,7 @@ def bipartite_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measur
         cost = float((net(X) - Y).pow(2).sum() / X.shape[0])
         norm = float(net.param_norm_sq())
         S = net.act(net.forward_path(X)[0][0])
-    pattern = M.bipartite_pattern(net, X, cfg.pair_cos)
+    pattern = bipartite_pattern(net, X, cfg.pair_cos)
     N = cfg.task.N
     W1, W2 = theory.bipartite_full_width_weights(N)
     fit = float((torch.relu(X @ W1.T) @ W2.T - theory.bipartite_target(N)).abs().max())
@@ -57,7 +58,7 @@ def bipartite_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measur
         NORM_SQ.name: norm,
         TRAIN_COST.name: cost,
         NEURONS.name: pattern[NEURONS.name],
-        RANK_K1.name: float(M.kernel_rank(S)),
+        RANK_K1.name: float(kernel_rank(S)),
         PAIRS_COVERED.name: pattern[PAIRS_COVERED.name],
         GRAD_NORM.name: M.gradient_norm(net, X, Y, lam),
         WIDE_OPTIMUM.name: theory.bipartite_wide_optimum(N, lam)[0],

@@ -16,7 +16,16 @@ import torch
 
 from bottlenecklab import measure as M
 from bottlenecklab.experiments._spec import Measure, Measurement
-from bottlenecklab.measure import GRAD_NORM, KERNEL_RANK_RULE, TRAIN_ACCURACY, Quantity, RankRule
+from bottlenecklab.measure import GRAD_NORM, TRAIN_ACCURACY, Quantity, RankRule
+from bottlenecklab.measure._forces import feasible_balance
+from bottlenecklab.measure._reformulation import fcnn_forces, fcnn_layers
+from bottlenecklab.measure._sparsity import KERNEL_RANK_RULE, kernel_rank, merge_neurons
+from bottlenecklab.measure._views import (
+    count_rays,
+    count_rays_2d,
+    nearest_centroid_accuracy,
+    uncentered_pca,
+)
 
 __all__ = [
     "CENTROID_ACCURACY",
@@ -69,12 +78,12 @@ def forces_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measureme
     digits = cfg.task.classes or tuple(range(10))  # column -> digit, for the views
     lam = cfg.train.lam
     net = M.float64_copy(model)
-    F = M.forces(net, X, lam, cfg.ridge)
-    F10 = M.forces(net, X, lam, 10 * cfg.ridge)
-    balance = M.feasible_balance(net, X, Y, lam, rel=cfg.ridge, cuts=cfg.cuts, cost=cfg.train.cost)
+    F = fcnn_forces(net, X, lam, cfg.ridge)
+    F10 = fcnn_forces(net, X, lam, 10 * cfg.ridge)
+    balance = feasible_balance(net, X, Y, lam, rel=cfg.ridge, cuts=cfg.cuts, cost=cfg.train.cost)
     with torch.no_grad():
-        _, Z, W = M.fcnn_layers(net, X)
-    _, merged = M.merge_neurons(net, X)
+        _, Z, W = fcnn_layers(net, X)
+    _, merged = merge_neurons(net, X)
     scalars: dict[str, float] = {
         GRAD_NORM.name: M.gradient_norm(net, X, Y, lam, cost=cfg.train.cost),
         TRAIN_ACCURACY.name: float((Z[-1].argmax(1) == labels).double().mean()),
@@ -94,15 +103,15 @@ def forces_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measureme
         scalars[column("cos", l)] = _cos(A, R)
         scalars[column("residual", l)] = float((A + R).norm() / A.norm())
         scalars[column("residual10", l)] = float((A10 + R10).norm() / A10.norm())
-        scalars[column("rays", l)] = float(M.count_rays(z, contrib, cfg.ray_cosine, cfg.dead_rel))
+        scalars[column("rays", l)] = float(count_rays(z, contrib, cfg.ray_cosine, cfg.dead_rel))
         scalars[column("rays2d", l)] = float(
-            M.count_rays_2d(z, contrib, cfg.ray_cosine, cfg.ray_mass)
+            count_rays_2d(z, contrib, cfg.ray_cosine, cfg.ray_mass)
         )
         scalars[column("merged", l)] = float(merged[l - 1])
-        scalars[column("rank_K", l)] = float(M.kernel_rank(z))
-        B = M.uncentered_pca(z, "rows")
+        scalars[column("rank_K", l)] = float(kernel_rank(z))
+        B = uncentered_pca(z, "rows")
         P = z @ B
-        scalars[column("centroid_accuracy", l)] = M.nearest_centroid_accuracy(P, labels)
+        scalars[column("centroid_accuracy", l)] = nearest_centroid_accuracy(P, labels)
         for i, (p, a, r) in enumerate(zip(P, -A @ B, -R @ B)):
             rows.append(
                 {
@@ -118,7 +127,7 @@ def forces_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measureme
                     "ry": float(r[1]),
                 }
             )
-        C = M.uncentered_pca(z, "columns")
+        C = uncentered_pca(z, "columns")
         for i, (p, a, r) in enumerate(zip(z.T @ C, -A.T @ C, -R.T @ C)):
             rows.append(
                 {

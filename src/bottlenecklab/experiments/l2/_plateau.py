@@ -29,6 +29,7 @@ from bottlenecklab.experiments._spec import (
 from bottlenecklab.experiments._verdicts import certificate_record, gate_of, stability
 from bottlenecklab.experiments.l2._common import WIDTH, best_rows, hidden_width, width_rows
 from bottlenecklab.measure import GRAD_NORM, LOSS, TEST_COST, TRAIN_COST, Quantity
+from bottlenecklab.measure._sparsity import best_per_width, merge_neurons, plateau_start
 from bottlenecklab.models import FCNNConfig
 
 __all__ = [
@@ -210,7 +211,7 @@ def plateau_measure(model: torch.nn.Module, data, cfg: Any) -> Measurement:
     lam = cfg.train.lam
     X = torch.as_tensor(data.x_train, dtype=torch.float64)
     Y = torch.as_tensor(data.y_train, dtype=torch.float64)
-    _, merged = M.merge_neurons(net, X)
+    _, merged = merge_neurons(net, X)
     scalars = {
         WIDTH.name: hidden_width(net),
         LOSS.name: c[TRAIN_COST.name] + lam * float(net.param_norm_sq().detach()),
@@ -249,7 +250,7 @@ LOSS_READ = Reads((LOSS,), window=PlateauConfig.trend_tol, relative=True)
 def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[str, float]]]:
     """`(widths, best loss, best seed's row)` per width, widths increasing."""
     rows = width_rows(pts)
-    widths, best = M.best_per_width(rows, LOSS.name)
+    widths, best = best_per_width(rows, LOSS.name)
     return widths, best, best_rows(rows, LOSS)
 
 
@@ -276,7 +277,7 @@ def non_increasing(cfg: Any, pts: Points) -> Outcome:
 def plateau(cfg: Any, pts: Points) -> Outcome:
     """The first width with best loss `<= (1 + plateau_tol) min` lies in `plateau_range`."""
     widths, best, rows = best_loss(pts)
-    start = M.plateau_start(widths, best, cfg.plateau_tol)
+    start = plateau_start(widths, best, cfg.plateau_tol)
     o = in_range(start, *cfg.plateau_range, merged=rows[widths[-1]][MERGED_MAX.name])
     return self_gated(o, cfg, pts)
 

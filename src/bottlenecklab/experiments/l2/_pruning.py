@@ -1,6 +1,6 @@
 """The measurement of `l2/one-dim-pruning` (paper 004, Prop 15, App D.2) and the
 quantities it writes, declared once: a trained 1-D shallow net before and after the
-pruning rule (`measure.prune_one_dim`), its neuron counts, output change and norms.
+pruning rule (`measure._sparsity.prune_fcnn_one_dim`), its neuron counts, output change and norms.
 
     PRUNING(model, data, cfg)  # -> Measurement with tables `curve` and `kinks`
 """
@@ -15,6 +15,7 @@ import torch
 from bottlenecklab import measure as M
 from bottlenecklab.experiments._spec import Measure, Measurement
 from bottlenecklab.measure import GRAD_NORM, LOSS, N_TRAIN, TRAIN_COST, Quantity
+from bottlenecklab.measure._sparsity import merge_neurons, prune_fcnn_one_dim
 
 __all__ = [
     "ALIVE_BEFORE",
@@ -41,7 +42,7 @@ def pruning_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measurem
     x = torch.as_tensor(data.x_train, dtype=torch.float64)
     y = torch.as_tensor(data.y_train, dtype=torch.float64)
     net = M.float64_copy(model)
-    pruned = M.prune_one_dim(net, x)
+    pruned = prune_fcnn_one_dim(net, x)
     with torch.no_grad():
         pre = net.forward_path(x)[0][0]
         a = net.weights[1][0]
@@ -49,7 +50,7 @@ def pruning_measurement(model: torch.nn.Module, data: Any, cfg: Any) -> Measurem
         change = float((pruned(x) - net(x)).abs().max())
         norm0, norm1 = float(net.param_norm_sq()), float(pruned.param_norm_sq())
         cost = float((net(x) - y).pow(2).sum() / x.shape[0])
-    _, merged = M.merge_neurons(net, x)
+    _, merged = merge_neurons(net, x)
     xt = torch.as_tensor(data.x_test, dtype=torch.float64)
     with torch.no_grad():
         f0, f1 = net(xt)[:, 0], pruned(xt)[:, 0]

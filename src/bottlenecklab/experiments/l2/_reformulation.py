@@ -17,6 +17,12 @@ from bottlenecklab import measure as M
 from bottlenecklab.experiments._spec import Measure, Measurement
 from bottlenecklab.experiments.l2._common import worst
 from bottlenecklab.measure import Quantity
+from bottlenecklab.measure._reformulation import (
+    fcnn_linear_kernels,
+    fcnn_reformulated_losses,
+    null_norms,
+    null_step_residual,
+)
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import Dataset
 
@@ -82,7 +88,7 @@ def _errors(out: dict[str, float]) -> tuple[float, float]:
 
 def _linear_error(lnet, X: torch.Tensor) -> float:
     """Largest relative Frobenius error of `K_l` against `X M^{l/L} X^T` over the layers."""
-    measured, formula = M.linear_kernels(lnet, X)
+    measured, formula = fcnn_linear_kernels(lnet, X)
     return worst([float((K - F).norm() / F.norm()) for K, F in zip(measured, formula)])
 
 
@@ -119,15 +125,17 @@ def identities_measurement(model: torch.nn.Module, data: Dataset, cfg: Any) -> M
         for a_i, a in enumerate(ARCHS):
             for i in range(cfg.n_random):
                 net = _random_net(cfg, a, cfg.seed + 100 * (a_i * cfg.n_random + i + 1))
-                rows.append(_form_row("random", a, i, M.reformulated_losses(net, X, Y, cfg.lam)))
-                steps.append(M.null_step_residual(net, X, Y, cfg.lam, cfg.step_lr))
+                rows.append(_form_row("random", a, i, fcnn_reformulated_losses(net, X, Y, cfg.lam)))
+                steps.append(null_step_residual(net, X, Y, cfg.lam, cfg.step_lr))
         scalars[STEP_RESIDUAL.name] = worst(steps)
     elif kind == "trained":
-        rows.append(_form_row("trained", arch, 0, M.reformulated_losses(model, X, Y, cfg.fit.lam)))
+        rows.append(
+            _form_row("trained", arch, 0, fcnn_reformulated_losses(model, X, Y, cfg.fit.lam))
+        )
     elif kind == "decay":
         # the same network at its initialization (run_point's seed and dtype)
         init = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=torch.float64)
-        before, after = M.null_norms(init, X)[0], M.null_norms(model, X)[0]
+        before, after = null_norms(init, X)[0], null_norms(model, X)[0]
         phase = cfg.decay.phases[0]
         expect = (1 - 2 * phase.lr * cfg.decay.lam) ** phase.steps
         scalars[DECAY_ERROR.name] = abs(after / before / expect - 1) if before > 0 else math.nan

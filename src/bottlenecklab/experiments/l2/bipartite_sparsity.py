@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bottlenecklab import measure as M
 from bottlenecklab import theory
 from bottlenecklab.experiments._checks import at_least, at_most, in_range, listed, non_decreasing
 from bottlenecklab.experiments._spec import (
@@ -46,6 +45,7 @@ from bottlenecklab.experiments.l2._common import best_rows, width_rows
 from bottlenecklab.experiments.l2._plateau import self_gated as plateau_gated
 from bottlenecklab.experiments.l2._plateau import unfinished_restarts
 from bottlenecklab.measure import NORM_SQ
+from bottlenecklab.measure._sparsity import best_per_width, plateau_start
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BipartiteTask
 from bottlenecklab.training import PhaseConfig, TrainConfig
@@ -97,7 +97,7 @@ class Config:
 def best_loss(pts: Points) -> tuple[list[float], list[float], dict[float, dict[str, float]]]:
     """`(widths, best loss / lam, best restart's row)` per width, widths increasing."""
     rows = width_rows(pts)
-    widths, best = M.best_per_width(rows, LOSS_OVER_LAM.name)
+    widths, best = best_per_width(rows, LOSS_OVER_LAM.name)
     return widths, best, best_rows(rows, LOSS_OVER_LAM)
 
 
@@ -135,7 +135,7 @@ def non_increasing(cfg: Config, pts: Points) -> Outcome:
 def plateau(cfg: Config, pts: Points) -> Outcome:
     """The plateau starts between `N^2/4` and `N^2/2` (Prop 14)."""
     N = cfg.task.N
-    return in_range(M.plateau_start(*best_loss(pts)[:2], cfg.plateau_tol), N * N / 4, N * N / 2)
+    return in_range(plateau_start(*best_loss(pts)[:2], cfg.plateau_tol), N * N / 4, N * N / 2)
 
 
 def pairs(cfg: Config, pts: Points) -> Outcome:

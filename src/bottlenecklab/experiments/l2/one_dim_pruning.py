@@ -3,7 +3,7 @@
     bottlenecklab run l2/one-dim-pruning --preset quick
 
 A wide shallow ReLU net trained with L2 on `N` points of `y = sin 3x` is pruned by the
-spec's rule (`measure.prune_one_dim`: balance, drop inactive neurons, merge same-sign
+spec's rule (`measure._sparsity.prune_fcnn_one_dim`: balance, drop inactive neurons, merge same-sign
 neurons with the same active set): at most `2 (2N - 1) <= 4N` neurons remain, and the
 width-`n_1 > 4N` net loses neurons with the training outputs unchanged and `||theta||^2`
 not increased. A construction valid for any weights (no certificate). Expected: 2/2 pass.

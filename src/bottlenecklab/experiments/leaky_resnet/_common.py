@@ -12,8 +12,6 @@ from bottlenecklab.experiments._spec import Gate, Measure, Measurement
 from bottlenecklab.measure import (
     COI_GAMMA_MIN,
     K_STAR,
-    RANK_H_GAMMA_MEDIAN,
-    RANK_H_MEDIAN,
     TEST_COST,
     TEST_ERROR,
     TRAIN_COST,
@@ -23,6 +21,7 @@ from bottlenecklab.measure import (
     hamiltonian_summary,
     leaky_resnet_layers,
 )
+from bottlenecklab.measure._hamiltonian import RANK_H_GAMMA_MEDIAN, RANK_H_MEDIAN
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import Dataset, TeacherConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig, continuation

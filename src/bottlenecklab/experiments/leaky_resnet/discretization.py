@@ -44,13 +44,9 @@ from bottlenecklab.experiments.leaky_resnet._overhead import (
     ADAPT_OVERHEAD,
     overhead_with_control,
 )
-from bottlenecklab.measure import (
-    RHO_MIDDLE_OVER_ENDS,
-    TEST_ERROR,
-    float64_copy,
-    pca_paths,
-    step_profile,
-)
+from bottlenecklab.measure import TEST_ERROR, float64_copy
+from bottlenecklab.measure._steps import RHO_MIDDLE_OVER_ENDS, step_profile
+from bottlenecklab.measure._views import pca_paths
 from bottlenecklab.models import LeakyResNetConfig
 from bottlenecklab.tasks import TeacherConfig
 

@@ -25,7 +25,8 @@ from bottlenecklab.experiments._checks import (
 )
 from bottlenecklab.experiments._spec import ClaimSpec, Experiment, Outcome, Points, Reads
 from bottlenecklab.experiments.leaky_resnet._common import LAYERS, PaperConfig, presets
-from bottlenecklab.measure import COI_GAMMA_MIN, RANK_H_MEDIAN, TEST_ERROR
+from bottlenecklab.measure import COI_GAMMA_MIN, TEST_ERROR
+from bottlenecklab.measure._hamiltonian import RANK_H_MEDIAN
 
 LEAK = "model.leak"
 

@@ -30,15 +30,14 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.experiments.leaky_resnet._common import LAYERS, PaperConfig, presets
-from bottlenecklab.measure import (
+from bottlenecklab.measure import LayerTable, Quantity
+from bottlenecklab.measure._portrait import (
     COI_MIDDLE_MEDIAN,
     GAP_MIDDLE_MEDIAN,
     KINETIC_MIDDLE_OVER_ENDS,
     NEGATIVE_MASS_MIDDLE_MAX,
     PORTRAIT,
     SPREAD_RATIO,
-    LayerTable,
-    Quantity,
     portrait_summary,
 )
 

@@ -38,7 +38,9 @@ from bottlenecklab.experiments.leaky_resnet._common import (
     layer_measurement,
     presets,
 )
-from bottlenecklab.measure import (
+from bottlenecklab.measure import Quantity, certify, loglog_slope
+from bottlenecklab.measure._balance import balancedness_residual
+from bottlenecklab.measure._path_bounds import (
     B_MAX,
     BS_MAX,
     PATH_BOUNDS,
@@ -56,15 +58,11 @@ from bottlenecklab.measure import (
     THM4_UPPER_CONST,
     THM4_WINDOW_USED_MAX,
     THM4_WINDOW_USED_MAX_CONST,
-    Quantity,
-    balancedness_residual,
-    certify,
     hamiltonian_bounds,
     hamiltonian_bounds_constant_gamma,
-    loglog_slope,
+    layer_speed_window,
     momentum_bounds,
     ridge_layers,
-    speed_window,
     speed_window_columns,
 )
 
@@ -119,7 +117,7 @@ def path_measurement(model, data, cfg: Config) -> Measurement:
     scalars.update(
         hamiltonian_bounds_constant_gamma(model, X, Y, cfg.train.lam, 1.0 / leak, layers=ridge)
     )
-    own, one = speed_window(table, leak), ridge.window(leak)
+    own, one = layer_speed_window(table, leak), ridge.window(leak)
     rows = speed_window_columns(table.rows, {"": own, "_const": one})
     scalars["rho_leak_max"] = float(table.column("rho").max() * leak)
     scalars["balancedness_max"] = float(abs(balancedness_residual(table, leak)).max())

@@ -17,14 +17,8 @@ import numpy as np
 import torch
 
 from bottlenecklab.experiments._spec import Measure, Measurement
-from bottlenecklab.measure import (
-    DEPTH,
-    Quantity,
-    fcnn_balance_residuals,
-    linear_cost_gap,
-    linear_geodesic_errors,
-    loglog_slope,
-)
+from bottlenecklab.measure import DEPTH, Quantity, fcnn_balance_residuals, loglog_slope
+from bottlenecklab.measure._linear_net import linear_cost_gap, linear_geodesic_errors
 from bottlenecklab.tasks import Dataset
 from bottlenecklab.theory import (
     factorization_errors,

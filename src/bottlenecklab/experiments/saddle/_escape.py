@@ -13,7 +13,8 @@ import torch
 
 from bottlenecklab.experiments._spec import Measure, Measurement
 from bottlenecklab.experiments.saddle._common import RANK1
-from bottlenecklab.measure import Quantity, loglog_slope, matrix_spectra
+from bottlenecklab.measure import Quantity, loglog_slope
+from bottlenecklab.measure._spectra import matrix_spectra
 from bottlenecklab.theory import (
     circle_inputs,
     circle_rank2_weights,

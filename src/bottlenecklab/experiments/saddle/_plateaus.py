@@ -23,7 +23,8 @@ from bottlenecklab.experiments.saddle._common import (
     curve,
     end_losses,
 )
-from bottlenecklab.measure import DEPTH, TRAIN_COST, Quantity, costs, loss_drops
+from bottlenecklab.measure import DEPTH, TRAIN_COST, Quantity, costs
+from bottlenecklab.measure._saddles import loss_drops
 from bottlenecklab.tasks import COSTS, Dataset
 
 __all__ = [
@@ -190,7 +191,9 @@ LOSS0_MINUS_LN10 = _logged(
     "loss0_minus_ln10", "C(0) - ln 10 (003 Fig 1: the output ~ 0 at init)", _LOG, "nats"
 )
 SNAPSHOT_STEP = _logged("snapshot_step", "the snapshot's step (nan: no two drops)", _LOG, "step")
-DROPS = _logged("drops_L", "loss drops found by measure.loss_drops", _LOG, "count", "per depth")
+DROPS = _logged(
+    "drops_L", "loss drops found by measure._saddles.loss_drops", _LOG, "count", "per depth"
+)
 LAST_LOSS = _logged("final_loss_L", "the last logged loss", _LOG, "nats", "per depth")
 SHARPNESS_FIRST = _logged(
     "sharpness_first_L", "the first drop's sharpness (loss_drops)", _LOG, "ratio", "per depth"

@@ -52,12 +52,8 @@ from bottlenecklab.experiments.saddle._escape import (
     RATIO_W2_BEST,
     WIDTH1_GRID,
 )
-from bottlenecklab.measure import (
-    Quantity,
-    adjacent_z,
-    clopper_pearson,
-    logistic_slope_z,
-)
+from bottlenecklab.measure import Quantity
+from bottlenecklab.measure._stats import adjacent_z, clopper_pearson, logistic_slope_z
 
 
 @dataclass(frozen=True)
@@ -119,7 +115,7 @@ def width1_optimum(cfg: Config, pts: Points) -> Outcome:
 def fraction_rises(cfg: Config, pts: Points) -> Outcome:
     """The success fraction rises with width beyond the binomial noise of `restarts` draws:
     the z-score of the slope of a logistic fit of success against `log2(width)`
-    (`measure.logistic_slope_z`) is at least the one-sided `trend_alpha` quantile."""
+    (`measure._stats.logistic_slope_z`) is at least the one-sided `trend_alpha` quantile."""
     fr, z_crit = fractions(cfg, pts), float(scipy.stats.norm.ppf(1 - cfg.trend_alpha))
     finite = len(fr) > 1 and all(math.isfinite(v) for v in fr)
     z = logistic_slope_z(np.log2(cfg.widths), fr, cfg.restarts) if finite else math.nan
@@ -134,7 +130,7 @@ def fraction_rises(cfg: Config, pts: Points) -> Outcome:
 
 
 def fraction_adjacent_z(cfg: Config, pts: Points) -> Outcome:
-    """The smallest two-proportion z of adjacent widths (`measure.adjacent_z`), reported: at
+    """The smallest two-proportion z of adjacent widths (`measure._stats.adjacent_z`), reported: at
     the widths where the fraction saturates the true difference is ~0, and a
     noise-calibrated test's margin is then of the order of its own spread over seeds (lab
     notes). A drop beyond the noise is `z < -z_crit`, Bonferroni over the pairs."""

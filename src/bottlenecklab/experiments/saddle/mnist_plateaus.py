@@ -71,7 +71,7 @@ class Config:
         svd_top: how many of each layer's largest singular values are logged;
         checkpoint_every: steps between checkpoints.
         depth4_steps, depth4_lr_power: the depth-4 run of Fig 4 (`0` steps: skip).
-        drop_rise, drop_fall: `measure.loss_drops` rate thresholds.
+        drop_rise, drop_fall: `measure._saddles.loss_drops` rate thresholds.
         drop_min_fraction: a drop counts only if the smoothed loss falls across it by
             this fraction of the initial loss `ln 10` (`loss_drops`' `min_fall`): the
             spec's escape criterion (`saddle/plateau-time`: loss `<= 0.9 C(0)`), since a

@@ -18,17 +18,18 @@ from bottlenecklab.measure import (
     TEST_ERROR,
     TRAIN_COST,
     Quantity,
-    accuracy,
-    affine_profile,
     costs,
-    data_box,
-    decision_map,
-    middle_layer,
     middle_rank,
-    tripoint_table,
     weight_spectra,
 )
-from bottlenecklab.measure._decision import TRIPOINTS
+from bottlenecklab.measure._decision import (
+    TRIPOINTS,
+    accuracy,
+    data_box,
+    decision_map,
+    tripoint_table,
+)
+from bottlenecklab.measure._layer_ranks import affine_profile, middle_layer
 from bottlenecklab.tasks import Dataset
 
 __all__ = [

@@ -11,17 +11,8 @@ from typing import Any
 import torch
 
 from bottlenecklab.experiments._spec import Measure, Measurement
-from bottlenecklab.measure import (
-    TEST_COST,
-    TEST_ERROR,
-    TRAIN_COST,
-    Quantity,
-    ball_rollout,
-    costs,
-    frequency_spectra,
-    mode_table,
-)
-from bottlenecklab.measure._frequency import MODE_RULE
+from bottlenecklab.measure import TEST_COST, TEST_ERROR, TRAIN_COST, Quantity, costs
+from bottlenecklab.measure._frequency import MODE_RULE, ball_rollout, frequency_spectra, mode_table
 from bottlenecklab.tasks import Dataset
 
 __all__ = [

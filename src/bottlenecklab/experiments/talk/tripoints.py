@@ -32,13 +32,9 @@ from bottlenecklab.experiments._spec import (
     Reads,
 )
 from bottlenecklab.experiments.talk._classify import MIDDLE_AFFINE_RATIO, TRIPOINT
-from bottlenecklab.measure import (
-    MIDDLE_AFFINE_RANK,
-    MIDDLE_RANK,
-    middle_layer,
-)
+from bottlenecklab.measure import MIDDLE_AFFINE_RANK, MIDDLE_RANK
 from bottlenecklab.measure._decision import TRIPOINTS
-from bottlenecklab.measure._layer_ranks import AFFINE_RANK_RULE, WEIGHT_RANK_RULE
+from bottlenecklab.measure._layer_ranks import AFFINE_RANK_RULE, WEIGHT_RANK_RULE, middle_layer
 from bottlenecklab.models import FCNNConfig
 from bottlenecklab.tasks import BlobsConfig
 from bottlenecklab.training import PhaseConfig, TrainConfig
