@@ -21,8 +21,6 @@ from typing import Any
 from bottlenecklab.experiments._spec import Experiment
 from bottlenecklab.experiments.l2._plateau import (
     CLAIMS,
-    EXACT_END,
-    KINK_END,
     PLATEAU,
     QUICK,
     SMOKE,
@@ -66,13 +64,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "widths": (2, 4, 6, 8, 10, 12, 16, 24, 32),
         # Adam 1k, then 5 restarted L-BFGS runs of 200 (one long run stalls; Adam 3k +
         # GD 2k ended far above), then the smoothed continuation, which walks past the
-        # kinks where L-BFGS and exact Newton stop, the five exact restarts, and the
-        # `kink_newton` end of the digits (the exact restarts left width 6's best seed on
-        # a kink at stationarity 4.95: lab notes).
+        # kinks where L-BFGS and exact Newton stop, and the exact end (as the digits).
         "train.phases": quick_phases(
             {"optimizer": "adam", "steps": 1000, "lr": 1e-3},
             *({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5,
-            end=(*EXACT_END[:-1], *KINK_END),
         ),
     },
     # 004's sizes: N = 1000, lam = 1e-6, 3 trials.
