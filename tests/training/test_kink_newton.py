@@ -7,11 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-import bottlenecklab.training._trainer as trainer_module
 from bottlenecklab.config import ConfigError
 from bottlenecklab.measure import certify
-from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
-from bottlenecklab.tasks import TeacherConfig
+from bottlenecklab.models import FCNNConfig
 from bottlenecklab.training import (
     PHASES,
     KinkNewton,
@@ -19,7 +17,6 @@ from bottlenecklab.training import (
     TrainConfig,
     find_kinks,
     kink_newton_step,
-    load_checkpoint,
     train,
 )
 
@@ -126,16 +123,6 @@ def test_find_kinks_uses_the_gap():
     assert band == 1e-6 and not masks[0].any()
 
 
-def _resnet_setup():
-    data = TeacherConfig(dims=(5, 2, 5), n_train=40).build(seed=0)
-
-    def net():
-        cfg = LeakyResNetConfig(width=8, depth=6, leak=2.0)
-        return cfg.build(data.d_in, data.d_out, seed=1, dtype=F64)
-
-    return data, net
-
-
 RECIPE = (
     PhaseConfig("adam", 300, 1e-2),
     *(PhaseConfig("newton", 100, 1.0, smooth=beta) for beta in (1e2, 1e3, 1e4, 1e5, 1e6)),
@@ -143,12 +130,12 @@ RECIPE = (
 )
 
 
-def test_leaky_resnet_certified_after_continuation_and_kink_newton():
+def test_leaky_resnet_certified_after_continuation_and_kink_newton(resnet_setup):
     """A small leaky ResNet: Adam, a smoothed Newton continuation to `beta = 1e6`, then
     `kink_newton`: the certificate (exact loss, `tau = 1e-6`) reaches 1e-9 with kinks in
     its set (measured 1e-11: the endgame converges quadratically); the `kink_newton`
     losses never rise."""
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     model = net()
     cfg = TrainConfig(lam=0.05, phases=RECIPE, dtype="float64", log_every=5)
     res = train(model, data, cfg, progress=False)
@@ -159,43 +146,18 @@ def test_leaky_resnet_certified_after_continuation_and_kink_newton():
     assert cert.stationarity <= 1e-9
 
 
-class Interrupted(Exception):
-    pass
-
-
-def test_kink_newton_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
-    data, net = _resnet_setup()
+def test_kink_newton_resumes_bitwise_after_a_crash(crash_and_resume):
     phases = (PhaseConfig("adam", 50, 1e-2), PhaseConfig("kink_newton", 20, 1.0))
     cfg = TrainConfig(lam=0.05, phases=phases, dtype="float64", log_every=5, checkpoint_every=5)
-    straight = net()
-    ref = train(straight, data, cfg, progress=False)
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_crash(state, path):
-        real_save(state, path)
-        if state["steps"] == 60:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
-    with pytest.raises(Interrupted):
-        train(net(), data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
-    saved = load_checkpoint(ckpt)["optimizer"]
+    saved = crash_and_resume(cfg, at=60)
     assert saved["radius"] > 0 and saved["masks"] is not None
-    resumed = net()
-    res = train(resumed, data, cfg, progress=False, checkpoint=ckpt, resume=True)
-    for k, v in straight.state_dict().items():
-        assert torch.equal(resumed.state_dict()[k], v)
-    strip = [{k: v for k, v in r.items() if k != "wall_s"} for r in res.metrics]
-    assert strip == [{k: v for k, v in r.items() if k != "wall_s"} for r in ref.metrics]
 
 
 @pytest.mark.parametrize("steps", [0, 1])
-def test_untrained_net_is_not_certified(steps):
+def test_untrained_net_is_not_certified(steps, resnet_setup):
     """An untrained leaky ResNet after 0 or 1 `kink_newton` steps stays far above the
     default gate (1e-2)."""
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     model = net()
     phases = (PhaseConfig("kink_newton", steps, 1.0),)
     train(model, data, TrainConfig(lam=0.05, phases=phases, dtype="float64"), progress=False)
@@ -213,13 +175,13 @@ def test_a_smoothed_kink_newton_phase_is_refused():
 
 
 @pytest.fixture(scope="module")
-def adam_point():
+def adam_point(resnet_setup):
     """The small leaky ResNet after Adam, with its 40 entries of smallest `|z| / rms` as
     the kink set: `(loss_fn, params, masks)`."""
     from bottlenecklab.training._kink_newton import PieceMode
     from bottlenecklab.training._objective import Objective
 
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     model = net()
     adam = TrainConfig(lam=0.05, phases=(PhaseConfig("adam", 300, 1e-2),), dtype="float64")
     train(model, data, adam, progress=False)
@@ -286,14 +248,14 @@ def test_matrix_free_products_equal_the_dense_ones(adam_point):
     assert bool(((free.JTu_anew(u) - J.T @ u).abs() <= bound_JTu).all())
 
 
-def test_matrix_free_kink_newton_certifies_like_the_dense_one(monkeypatch):
+def test_matrix_free_kink_newton_certifies_like_the_dense_one(monkeypatch, resnet_setup):
     """The certified-leaky-ResNet recipe with the matrix-free path forced in `kink_newton`:
     the same certificate bound (1e-9; measured 9e-12 against the dense path's 1e-11), the
     same kink entries, and the same final loss to 1e-12 relative (both end at one KKT
     point; the last steps differ by rounding)."""
     from bottlenecklab.training import _kink_newton
 
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     smoothed = net()
     phases = (*RECIPE[:-1], PhaseConfig("kink_newton", 0, 1.0))
     cfg = TrainConfig(lam=0.05, phases=phases, dtype="float64")

@@ -7,14 +7,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-import bottlenecklab.training._trainer as trainer_module
-from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
-from bottlenecklab.tasks import TeacherConfig
+from bottlenecklab.models import FCNNConfig
 from bottlenecklab.training import (
     PhaseConfig,
     TrainConfig,
     TrustRegion,
-    load_checkpoint,
     newton_steps,
     train,
     trust_region_step,
@@ -74,21 +71,11 @@ def test_smooth_deep_linear_net_same_loss_as_scipy_to_round_off(tiny_data):
     assert final["trust_region"] == pytest.approx(final["newton"], rel=1e-12)
 
 
-def _resnet_setup():
-    data = TeacherConfig(dims=(5, 2, 5), n_train=40).build(seed=0)
-
-    def net():
-        cfg = LeakyResNetConfig(width=8, depth=6, leak=2.0)
-        return cfg.build(data.d_in, data.d_out, seed=1, dtype=F64)
-
-    return data, net
-
-
-def test_leaky_resnet_trains_at_least_as_far_as_scipy_newton():
+def test_leaky_resnet_trains_at_least_as_far_as_scipy_newton(resnet_setup):
     """After the same Adam phase, 60 iterations of each: monotone logged losses, and the
     torch phase ends no higher than scipy's (ReLU kinks: the paths differ; measured 1.1086
     against 1.1185)."""
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     final = {}
     for kind in ("newton", "trust_region"):
         cfg = TrainConfig(
@@ -105,12 +92,7 @@ def test_leaky_resnet_trains_at_least_as_far_as_scipy_newton():
     assert final["trust_region"] <= final["newton"] * (1 + 1e-3)
 
 
-class Interrupted(Exception):
-    pass
-
-
-def test_trust_region_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
-    data, net = _resnet_setup()
+def test_trust_region_resumes_bitwise_after_a_crash(crash_and_resume):
     cfg = TrainConfig(
         lam=0.05,
         phases=(PhaseConfig("adam", 50, 1e-2), PhaseConfig("trust_region", 30, 1.0)),
@@ -118,27 +100,7 @@ def test_trust_region_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
         log_every=5,
         checkpoint_every=10,
     )
-    straight = net()
-    ref = train(straight, data, cfg, progress=False)
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_crash(state, path):
-        real_save(state, path)
-        if state["steps"] == 70:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
-    with pytest.raises(Interrupted):
-        train(net(), data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
-    assert load_checkpoint(ckpt)["optimizer"]["radius"] > 0
-    resumed = net()
-    res = train(resumed, data, cfg, progress=False, checkpoint=ckpt, resume=True)
-    for k, v in straight.state_dict().items():
-        assert torch.equal(resumed.state_dict()[k], v)
-    strip = [{k: v for k, v in r.items() if k != "wall_s"} for r in res.metrics]
-    assert strip == [{k: v for k, v in r.items() if k != "wall_s"} for r in ref.metrics]
+    assert crash_and_resume(cfg, at=70)["radius"] > 0
 
 
 def _failing_after(n: int, monkeypatch) -> None:
@@ -155,10 +117,10 @@ def _failing_after(n: int, monkeypatch) -> None:
     monkeypatch.setattr(phases_module, "trust_region_step", step)
 
 
-def test_a_phase_that_stops_early_logs_its_last_row(monkeypatch):
+def test_a_phase_that_stops_early_logs_its_last_row(monkeypatch, resnet_setup):
     """A last phase whose method stops at iteration 10 of 400 logs the row of the step
     where it stopped (`stopped_early`), books the rest, and still logs the final row."""
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     cfg = TrainConfig(
         lam=0.05,
         phases=(PhaseConfig("adam", 50, 1e-2), PhaseConfig("trust_region", 400, 1.0)),

@@ -7,11 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-import bottlenecklab.training._trainer as trainer_module
 from bottlenecklab.config import ConfigError
-from bottlenecklab.models import LeakyResNetConfig
-from bottlenecklab.tasks import TeacherConfig
-from bottlenecklab.training import PhaseConfig, TrainConfig, load_checkpoint, train
+from bottlenecklab.training import PhaseConfig, TrainConfig, train
 from bottlenecklab.training._trust_region import gltr
 from bottlenecklab.training._woodbury import Woodbury
 from bottlenecklab.training._woodbury_newton import (
@@ -95,21 +92,11 @@ def test_ridge_reaches_its_known_minimum(radius):
     assert float((x.detach() - exact).norm()) <= bound
 
 
-def _resnet_setup():
-    data = TeacherConfig(dims=(5, 2, 5), n_train=40).build(seed=0)
-
-    def net():
-        cfg = LeakyResNetConfig(width=8, depth=6, leak=2.0)
-        return cfg.build(data.d_in, data.d_out, seed=1, dtype=F64)
-
-    return data, net
-
-
 @pytest.mark.parametrize("smooth", [0.0, 1e3])
-def test_leaky_resnet_phase_is_monotone_and_lowers_the_loss(smooth):
+def test_leaky_resnet_phase_is_monotone_and_lowers_the_loss(smooth, resnet_setup):
     """After Adam, 30 iterations (exact, or on the softplus-smoothed loss): the phase's
     own objective never rises; the exact loss ends below Adam's."""
-    data, net = _resnet_setup()
+    data, net = resnet_setup
     cfg = TrainConfig(
         lam=0.05,
         phases=(
@@ -133,8 +120,8 @@ def test_leaky_resnet_phase_is_monotone_and_lowers_the_loss(smooth):
     ("cost", "lam", "match"),
     [("cross_entropy", 0.05, "mse"), ("mse", 0.0, "lam > 0")],
 )
-def test_bad_cost_or_no_weight_decay_is_a_config_error(cost, lam, match):
-    data, net = _resnet_setup()
+def test_bad_cost_or_no_weight_decay_is_a_config_error(cost, lam, match, resnet_setup):
+    data, net = resnet_setup
     if cost == "cross_entropy":
         import dataclasses
 
@@ -149,14 +136,9 @@ def test_bad_cost_or_no_weight_decay_is_a_config_error(cost, lam, match):
         train(net(), data, cfg, progress=False)
 
 
-class Interrupted(Exception):
-    pass
-
-
-def test_woodbury_newton_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
+def test_woodbury_newton_resumes_bitwise_after_a_crash(crash_and_resume):
     """A crash between two refreshes of `M`: the resumed phase forms `M` again at the
     checkpointed anchor and ends bitwise where the uninterrupted run does."""
-    data, net = _resnet_setup()
     cfg = TrainConfig(
         lam=0.05,
         phases=(PhaseConfig("adam", 50, 1e-2), PhaseConfig("woodbury_newton", 30, 1.0)),
@@ -164,25 +146,5 @@ def test_woodbury_newton_resumes_bitwise_after_a_crash(tmp_path, monkeypatch):
         log_every=5,
         checkpoint_every=10,
     )
-    straight = net()
-    ref = train(straight, data, cfg, progress=False)
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_crash(state, path):
-        real_save(state, path)
-        if state["steps"] == 70:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
-    with pytest.raises(Interrupted):
-        train(net(), data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
-    saved = load_checkpoint(ckpt)["optimizer"]
+    saved = crash_and_resume(cfg, at=70)
     assert saved["radius"] > 0 and saved["anchor"] is not None
-    resumed = net()
-    res = train(resumed, data, cfg, progress=False, checkpoint=ckpt, resume=True)
-    for k, v in straight.state_dict().items():
-        assert torch.equal(resumed.state_dict()[k], v)
-    strip = [{k: v for k, v in r.items() if k != "wall_s"} for r in res.metrics]
-    assert strip == [{k: v for k, v in r.items() if k != "wall_s"} for r in ref.metrics]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
-from bottlenecklab.training._trust_region import _small_problem
+from bottlenecklab.training._trust_region import _hvp, _small_problem
 from bottlenecklab.training._woodbury import Woodbury
 
 __all__ = ["WoodburyTrustRegion", "preconditioned_gltr", "woodbury_trust_region_step"]
@@ -154,21 +154,10 @@ def woodbury_trust_region_step(
     spacing = eps * float(x.norm()) * math.sqrt(float(state.base.diag.max()))
     if float(g.norm()) == 0.0 or state.radius <= spacing:
         return loss.detach(), True
-    sizes = [p.numel() for p in params]
-    live = [i for i, gr in enumerate(grads) if gr.requires_grad]
+    exact_hvp = _hvp(grads, params)
 
     def hvp(v: torch.Tensor) -> torch.Tensor:
-        if not live:
-            return torch.zeros_like(v)
-        vs = torch.split(v, sizes)
-        Hv = torch.autograd.grad(
-            [grads[i] for i in live],
-            params,
-            grad_outputs=[vs[i].view_as(grads[i]) for i in live],
-            retain_graph=True,
-            materialize_grads=True,
-        )
-        return torch.cat([h.reshape(-1) for h in Hv]).detach()
+        return exact_hvp(v).detach()
 
     g_m = math.sqrt(max(float(g @ state.base.solve(g)), 0.0))  # ||g||_{M^-1}
     tol = min(0.5, math.sqrt(g_m)) * g_m  # forcing term: superlinear convergence

@@ -8,8 +8,8 @@ grid `model.width` x `seed` x `train.lam`. Per `lam`: best-of-seeds train loss
 non-increasing within 2 %, plateau start (tol 0.1) in `[5, 20]` (004: around 10 = the
 number of classes), gated by the convergence certificate of the seeds that set or nearly
 tie each width's best (`_plateau.plateau_gate`).
-Quick preset: about 48 min on 2 cores (93 min of point time). Pilots and measurements:
-`docs/lab-notes/l2.md`.
+Quick preset: two to four hours of point time (40 float64 networks with the `kink_newton`
+end). Pilots and measurements: `docs/lab-notes/l2.md`.
 """
 
 from __future__ import annotations
