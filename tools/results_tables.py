@@ -193,14 +193,14 @@ def main(argv: list[str] | None = None) -> int:
         recs = records(args.root)
         page = replace_section(args.page.read_text(), tables(recs))
         readme = replace_section(args.readme.read_text(), summary(recs), SUMMARY_BEGIN, SUMMARY_END)
-        # Both texts are built before either file is written: a missing marker writes nothing.
-        atomic_write(args.page, page)
-        atomic_write(args.readme, readme)
+        # Everything is built before anything is written: a missing marker writes nothing.
         if args.times is not None:
             presets = {str(r.meta.get("preset")) for r in recs}
             if len(presets) != 1:
                 raise ValueError(f"point times of one preset only, got {sorted(presets)}")
             write_point_times(measured_point_times(args.root, presets.pop()), args.times)
+        atomic_write(args.page, page)
+        atomic_write(args.readme, readme)
     except (OSError, ValueError, KeyError) as e:
         print(f"results_tables: {e}", file=sys.stderr)
         return 2

@@ -132,3 +132,17 @@ def test_times_writes_the_point_times_of_the_run(smoke_record, tmp_path) -> None
     assert len(rows) == len(record.points) and all(r["seconds"] >= 0 for r in rows)
     request = RunStore(out / "points").request(rows[0]["run_id"])
     assert table.seconds("smoke", request) == rows[0]["seconds"]
+
+
+def test_times_to_an_unwritable_path_is_one_line_and_writes_nothing(
+    smoke_record, tmp_path, capsys
+) -> None:
+    *_, out, _ = smoke_record(FLAGSHIP)
+    page, readme = _files(tmp_path)
+    before = page.read_text(), readme.read_text()
+    times = page / "point_times.json"  # under a file: not writable
+    args = [str(out.parent), "--page", str(page), "--readme", str(readme), "--times", str(times)]
+    assert results_tables.main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("results_tables: ") and "\n" not in err
+    assert (page.read_text(), readme.read_text()) == before and not times.exists()
