@@ -90,7 +90,8 @@ def _hvp(grads, params) -> Callable[[torch.Tensor], torch.Tensor]:
 def _small_problem(T: torch.Tensor, g_norm: float, radius: float) -> torch.Tensor:
     """`h [k]` minimizing `g_norm h_1 + h.T h/2` over `||h|| <= radius` (T `[k, k]`
     tridiagonal, host float64): the interior Newton point, else `h = -(T + mu I)^-1 c` with
-    `||h|| = radius` (`_boundary_mu`), plus the hard case's eigenvector component.
+    `||h|| = radius` (`_boundary_mu`, `_onto_boundary`: the hard case fills the boundary
+    along the lowest mode).
 
     Solved in the eigenbasis of `T` (scipy's `eigh_tridiagonal`, `O(k^2)`), on the host:
     GLTR calls it at every Lanczos iteration on a CPU."""
@@ -105,24 +106,25 @@ def _small_problem(T: torch.Tensor, g_norm: float, radius: float) -> torch.Tenso
             return torch.from_numpy(V @ h)
     hi = lo + float(np.linalg.norm(c)) / radius + 1e-300
     h = -c / (lam + _boundary_mu(lam, c, radius, lo, hi))
+    return torch.from_numpy(V @ _onto_boundary(h, c, radius))
+
+
+def _onto_boundary(h: np.ndarray, c: np.ndarray, radius: float) -> np.ndarray:
+    """`h` (eigenbasis, lowest mode first) with `||h|| = radius`: where `mu` sits within
+    float precision of `-lam_1` (the hard case, or nearly: `c_1` tiny), `||h(mu)||` jumps
+    by more than its tolerance per ulp of `mu`, so the lowest mode's component takes up
+    the difference (its residual `(lam_1 + mu) dh_1` stays at round-off); else `h` is
+    rescaled (a relative change at float precision)."""
     norm = float(np.linalg.norm(h))
-    if norm > radius:  # the root's round-off: back onto the boundary
-        h = h * (radius / norm)
-    if float(lam[0]) <= 0:  # (nearly) the hard case: the lowest mode fills the boundary
-        top = lam + lo > np.finfo(float).eps * max(1.0, float(np.abs(lam).max()))
-        hard = -np.where(top, c / np.where(top, lam + lo, 1.0), 0.0)
-        rest = radius**2 - float(hard @ hard)
-        if rest >= 0:
-            hard[~top] = 0.0
-            hard[0] += math.copysign(math.sqrt(rest), -float(c[0]) or -1.0)
-            if _model(lam, c, hard) < _model(lam, c, h):
-                h = hard
-    return torch.from_numpy(V @ h)
-
-
-def _model(lam: np.ndarray, c: np.ndarray, h: np.ndarray) -> float:
-    """`c.h + h.diag(lam).h/2`, the subproblem's model in the eigenbasis."""
-    return float(c @ h + 0.5 * (lam * h) @ h)
+    if abs(norm - radius) <= 4 * np.finfo(float).eps * radius:
+        return h
+    rest = norm**2 - float(h[0]) ** 2
+    if rest <= radius**2:
+        h = h.copy()
+        sign = math.copysign(1.0, float(h[0])) if h[0] != 0 else -math.copysign(1.0, c[0])
+        h[0] = sign * math.sqrt(radius**2 - rest)
+        return h
+    return h * (radius / norm)
 
 
 def _boundary_mu(lam: np.ndarray, c: np.ndarray, radius: float, lo: float, hi: float) -> float:
