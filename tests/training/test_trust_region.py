@@ -133,3 +133,36 @@ def test_a_phase_that_stops_early_logs_its_last_row(monkeypatch, resnet_setup):
     steps = [r["step"] for r in res.metrics]
     assert steps == [59, 450] and res.steps == 450  # 9 steps done, the 10th failed
     assert res.metrics[0]["stopped_early"] and res.metrics[0]["loss"] == res.metrics[1]["loss"]
+
+
+def _tridiagonal(seed: int, k: int, shift: float) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(k, generator=g, dtype=F64) + shift
+    b = torch.randn(k - 1, generator=g, dtype=F64).abs()
+    return torch.diag(a) + torch.diag(b, 1) + torch.diag(b, -1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("shift", [3.0, 0.0, -2.0])  # definite, indefinite
+@pytest.mark.parametrize("radius", [1e-3, 0.3, 30.0])
+def test_small_problem_meets_the_trust_region_optimality_conditions(seed, shift, radius):
+    """The subproblem `min g_norm h_1 + h.T h/2, ||h|| <= r` has a global minimizer iff
+    `(T + mu I) h = -c`, `T + mu I` PSD, `mu >= 0`, `mu (r - ||h||) = 0` (Moré & Sorensen
+    1983); the solver's `h` meets them to round-off."""
+    from bottlenecklab.training._trust_region import _small_problem
+
+    k = 2 + seed * 3
+    T = _tridiagonal(seed, k, shift)
+    g_norm = 0.7
+    h = _small_problem(T, g_norm, radius)
+    c = torch.zeros(k, dtype=F64)
+    c[0] = g_norm
+    scale = float(torch.linalg.matrix_norm(T, 2)) * radius + g_norm
+    tol = 1e3 * k * EPS
+    assert float(h.norm()) <= radius * (1 + tol)
+    inside = float(h.norm()) < radius * (1 - 1e-9)
+    mu = 0.0 if inside else -float(h @ (T @ h + c)) / float(h @ h)
+    assert mu >= -tol * scale / radius
+    assert float((T @ h + mu * h + c).norm()) <= tol * scale
+    lowest = float(torch.linalg.eigvalsh(T)[0])
+    assert lowest + mu >= -tol * scale / radius

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+import scipy.linalg
 import torch
 
 __all__ = ["TrustRegion", "trust_region_step"]
@@ -88,29 +90,69 @@ def _hvp(grads, params) -> Callable[[torch.Tensor], torch.Tensor]:
 def _small_problem(T: torch.Tensor, g_norm: float, radius: float) -> torch.Tensor:
     """`h [k]` minimizing `g_norm h_1 + h.T h/2` over `||h|| <= radius` (T `[k, k]`
     tridiagonal, host float64): the interior Newton point, else `h = -(T + mu I)^-1 c` with
-    `||h|| = radius` (bisection on `mu`), plus the hard case's eigenvector component."""
-    lam, V = torch.linalg.eigh(T)
+    `||h|| = radius` (`_boundary_mu`, `_onto_boundary`: the hard case fills the boundary
+    along the lowest mode).
+
+    Solved in the eigenbasis of `T` (scipy's `eigh_tridiagonal`, `O(k^2)`), on the host:
+    GLTR calls it at every Lanczos iteration on a CPU."""
+    d = T.diagonal().numpy()
+    e = T.diagonal(1).numpy()
+    lam, V = scipy.linalg.eigh_tridiagonal(d, e)
     c = g_norm * V[0]  # V^T (g_norm e_1)
     lo = max(0.0, -float(lam[0]))
     if lo == 0.0 and float(lam[0]) > 0:
         h = -c / lam
-        if float(h.norm()) <= radius:
-            return V @ h
+        if float(np.linalg.norm(h)) <= radius:
+            return torch.from_numpy(V @ h)
+    hi = lo + float(np.linalg.norm(c)) / radius + 1e-300
+    h = -c / (lam + _boundary_mu(lam, c, radius, lo, hi))
+    return torch.from_numpy(V @ _onto_boundary(h, c, radius))
 
-    def size(mu: float) -> float:
-        return float((c / (lam + mu)).norm()) if mu + float(lam[0]) > 0 else float("inf")
 
-    hi = lo + float(c.norm()) / radius + 1e-300
-    if size(lo) <= radius:  # the hard case: step to the boundary along the lowest mode
-        h = -torch.where(lam + lo > 0, c / (lam + lo), torch.zeros_like(c))
-        h[0] = h[0] + math.sqrt(max(radius**2 - float(h.norm()) ** 2, 0.0))
-        return V @ h
-    for _ in range(200):  # ||h(mu)|| decreases in mu: bisect to float precision
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if size(mid) > radius else (lo, mid)
-    return V @ (-c / (lam + hi))
+def _onto_boundary(h: np.ndarray, c: np.ndarray, radius: float) -> np.ndarray:
+    """`h` (eigenbasis, lowest mode first) with `||h|| = radius`: where `mu` sits within
+    float precision of `-lam_1` (the hard case, or nearly: `c_1` tiny), `||h(mu)||` jumps
+    by more than its tolerance per ulp of `mu`, so the lowest mode's component takes up
+    the difference (its residual `(lam_1 + mu) dh_1` stays at round-off); else `h` is
+    rescaled (a relative change at float precision)."""
+    norm = float(np.linalg.norm(h))
+    if abs(norm - radius) <= 4 * np.finfo(float).eps * radius:
+        return h
+    rest = norm**2 - float(h[0]) ** 2
+    if rest <= radius**2:
+        h = h.copy()
+        sign = math.copysign(1.0, float(h[0])) if h[0] != 0 else -math.copysign(1.0, c[0])
+        h[0] = sign * math.sqrt(radius**2 - rest)
+        return h
+    return h * (radius / norm)
+
+
+def _boundary_mu(lam: np.ndarray, c: np.ndarray, radius: float, lo: float, hi: float) -> float:
+    """The `mu` in `(lo, hi]` with `||c / (lam + mu)|| = radius` (`lo = max(0, -lam_1)`,
+    the norm decreasing in `mu`): Newton on the secular equation
+    `1/||h(mu)|| - 1/radius = 0` (concave and increasing: Moré & Sorensen 1983),
+    safeguarded by bisection of the bracket, to float precision."""
+    c2 = c * c
+    mu = lo if float(lam[0]) + lo > 0 else hi  # from the left Newton is monotone
+    for _ in range(100):
+        q = lam + mu
+        if not float(q[0]) > 0:
+            mu = 0.5 * (lo + hi)
+            continue
+        norm2 = float(np.sum(c2 / q**2))
+        norm = math.sqrt(norm2)
+        if norm > radius:
+            lo = mu
+        else:
+            hi = mu
+        if abs(norm - radius) <= 4 * np.finfo(float).eps * radius or hi - lo <= (
+            4 * np.finfo(float).eps * hi
+        ):
+            return mu
+        dphi = float(np.sum(c2 / q**3)) / (norm2 * norm)  # d(1/||h||)/d mu
+        step = mu - (1 / norm - 1 / radius) / dphi if dphi > 0 else math.nan
+        mu = step if lo < step < hi else 0.5 * (lo + hi)
+    return hi
 
 
 def gltr(
