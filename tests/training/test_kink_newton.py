@@ -305,3 +305,104 @@ def test_kinks_without_parameter_dependence(matrix_free, monkeypatch):
     assert float(x.detach()) == pytest.approx(1.0, abs=1e-12)
     point = _kink_newton._Point(loss, [x], state.masks, None)
     assert point.matrix_free == matrix_free and float(point.mu.abs().max()) == 0.0
+
+
+def _fcnn_piece(kinks: int = 30):
+    """A depth-3 ReLU FCNN on the tiny teacher (24 samples, width 6): `(obj, masks)`, the
+    kink set its `kinks` entries of smallest `|z| / rms` plus every entry of sample 5's
+    first call (a sample with many entries)."""
+    from bottlenecklab.training._kink_newton import PieceMode
+    from bottlenecklab.training._objective import Objective
+
+    data = TeacherConfig(dims=(4, 2, 4), hidden=8, n_train=24, n_test=16).build(seed=0)
+    model = FCNNConfig(depth=3, width=6).build(data.d_in, data.d_out, seed=0, dtype=F64)
+    obj = Objective(model, data, "mse", 0.05, F64, "cpu")
+    with torch.no_grad(), PieceMode() as rec:
+        obj.loss()
+    ratios = [z.abs() / z.pow(2).mean().sqrt() for z in rec.z]
+    band = torch.kthvalue(torch.cat([r.reshape(-1) for r in ratios]), kinks).values
+    masks = [r <= band for r in ratios]
+    masks[0][5] = True
+    return obj, masks
+
+
+@pytest.mark.parametrize(("sample_chunk", "rows_chunk"), [(32, 256), (3, 256), (4, 2)])
+def test_jacobian_by_samples_equals_the_full_batch_one(sample_chunk, rows_chunk, monkeypatch):
+    """`J` formed per sample group (forward passes over the samples holding kink entries
+    only) against the batched backward passes over the whole batch: equal within `P eps`
+    of `max |J|` (the same products, summed over fewer samples), in groups of any size
+    and with a sample holding more entries than a chunk; the groups cover every sample
+    holding an entry once, ascending."""
+    from bottlenecklab.training import _kink_newton
+    from bottlenecklab.training._kink_newton import _Point
+
+    obj, masks = _fcnn_piece()
+    monkeypatch.setattr(_kink_newton, "SAMPLE_CHUNK", sample_chunk)
+    monkeypatch.setattr(_kink_newton, "JACOBIAN_CHUNK", rows_chunk)
+    full = _Point(obj.loss, obj.params, masks, None, matrix_free=False)
+    by_samples = _Point(
+        obj.loss,
+        obj.params,
+        masks,
+        None,
+        matrix_free=False,
+        rows_loss_fn=lambda r: obj.loss(None, r),
+    )
+    samples = by_samples._entry_samples()
+    groups = by_samples._sample_groups(samples)
+    assert torch.equal(torch.cat(groups), torch.unique(samples))
+    assert all(len(g) <= sample_chunk for g in groups)
+    J = full.J
+    P = J.shape[1]
+    assert J.shape[0] == sum(int(m.sum()) for m in masks) > 30
+    assert float((by_samples._jacobian_by_samples() - J).abs().max()) <= P * EPS * float(
+        J.abs().max()
+    )
+    assert float((by_samples.J - J).abs().max()) <= P * EPS * float(J.abs().max())
+
+
+def test_jacobian_by_samples_falls_back_where_samples_are_coupled():
+    """A forward pass that mixes samples (each pre-activation shifted by the batch mean):
+    the group's pre-activations differ from the full batch's rows of them, so the piece
+    forms `J` over the whole batch; its rows are those of the full batch exactly."""
+    from bottlenecklab.training._kink_newton import _Point
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(10, 3, generator=g, dtype=F64)
+    W = torch.nn.Parameter(torch.randn(3, 4, generator=g, dtype=F64))
+
+    def loss_of(rows: torch.Tensor | None = None) -> torch.Tensor:
+        x = X if rows is None else X[rows]
+        z = x @ W - (X @ W).mean(0) + (x @ W).mean(0)  # full-batch values, group-dependent
+        return torch.relu(z).pow(2).sum()
+
+    masks = [torch.zeros(10, 4, dtype=torch.bool)]
+    masks[0][[1, 4, 7], [0, 2, 3]] = True
+    full = _Point(loss_of, [W], masks, None, matrix_free=False)
+    point = _Point(loss_of, [W], masks, None, matrix_free=False, rows_loss_fn=loss_of)
+    assert point._jacobian_by_samples() is None
+    assert torch.equal(point.J, full.J)
+
+
+def test_kink_newton_phase_with_rows_equals_the_full_batch_one(monkeypatch):
+    """`kink_newton` on a small ReLU FCNN, `J` per sample group (the phase's own) against
+    the full batch's: the same losses per step to `1e3 eps` relative (the steps differ by
+    rounding only)."""
+    from bottlenecklab.training import _kink_newton
+
+    data = TeacherConfig(dims=(4, 2, 4), hidden=8, n_train=24, n_test=16).build(seed=0)
+    cfg = TrainConfig(
+        lam=0.05,
+        phases=(PhaseConfig("adam", 300, 1e-2), PhaseConfig("kink_newton", 10, 1.0)),
+        dtype="float64",
+        log_every=1,
+    )
+    losses = {}
+    for by_samples in (True, False):
+        if not by_samples:
+            monkeypatch.setattr(_kink_newton._Point, "_jacobian_by_samples", lambda self: None)
+        model = FCNNConfig(depth=3, width=6).build(data.d_in, data.d_out, seed=0, dtype=F64)
+        res = train(model, data, cfg, progress=False)
+        losses[by_samples] = [r["loss"] for r in res.metrics if r["phase"] == "kink_newton"]
+    assert len(losses[True]) == len(losses[False]) > 1
+    assert losses[True] == pytest.approx(losses[False], rel=1e3 * EPS)

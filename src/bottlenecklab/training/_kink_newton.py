@@ -14,9 +14,12 @@ loss's derivative with respect to entry `k`'s activation, `s_k = mu_k / ((1 - a)
 
 One step (`kink_newton_step`) is a Byrd-Omojokun trust-region SQP iteration:
 - the Jacobian `J` `[|K|, P]` of the constraints: below `DENSE_JACOBIAN_BYTES` formed
-  densely by batched backward passes, above it never formed: `J^T u` is one backward pass
-  of `z_K`, `J v` the derivative in direction `v` of `u -> J^T u` (double backward on the
-  same graph), and `J J^T` `[|K|, |K|]` is formed column by column as `J (J^T e_k)`.
+  densely by batched backward passes (given the loss of a subset of the samples,
+  `rows_loss_fn`, each over the forward pass of a group of `SAMPLE_CHUNK` samples holding
+  kink entries: an entry depends on its own sample only), above it never formed: `J^T u`
+  is one backward pass of `z_K`, `J v` the derivative in direction `v` of `u -> J^T u`
+  (double backward on the same graph), and `J J^T` `[|K|, |K|]` is formed column by
+  column as `J (J^T e_k)`.
   Either way `J J^T` is inverted by a symmetric eigendecomposition (pseudo-inverse,
   eigenvalues below `|K| eps` of the largest dropped: rows without dependence on the
   parameters, e.g. a kink of the fixed input lift, drop out). Formed once per piece,
@@ -40,9 +43,10 @@ else the certificate's `tau = 1e-6`). A converged smoothed continuation before t
 (`newton` phases with `smooth = 1e2 ... 1e6`) is what opens that gap; without one the
 method crawls (lab notes `docs/lab-notes/leaky-resnet.md`, "Kink-aware solver").
 
-Limits: each row of `J` (dense or in `J J^T`) costs a backward pass over the whole batch,
-though a kink constraint depends on its own sample only, so forming the piece costs
-`|K|` (dense) or `2 |K|` (matrix-free) such passes, most of a step's time at paper size
+Limits: each row of `J` in `J J^T` (matrix-free), or of the dense `J` without a
+`rows_loss_fn`, costs a backward pass over the whole batch, though a kink constraint
+depends on its own sample only, so forming the piece costs `|K|` (dense) or `2 |K|`
+(matrix-free) such passes, most of a step's time at paper size
 (`python -m benchmarks kink-newton-step`); `J J^T` is `|K|^2` floats. Where the
 constraints are degenerate (dependent rows of `J`, e.g. a unit dead on every sample) the
 least-norm multipliers can imply an `s` outside `[0, 1]` although another choice inside
@@ -79,6 +83,7 @@ TAU = 1e-6  # the certificate's band: the kink set when no gap opens
 RELEASE = 1e-6  # margin outside [0, 1] of s at which an entry is released
 RELEASE_KKT = 1e-3  # ... once the relative KKT residual on the kink set is this small
 JACOBIAN_CHUNK = 256  # constraint rows per batched backward pass
+SAMPLE_CHUNK = 32  # samples per forward pass of `_Point._jacobian_by_samples`
 # The dense `J` (`|K| x P` floats) is formed below this size, the Gram matrix `J J^T`
 # matrix-free above it. 256 MiB: `_box_multipliers` holds `J` twice more (its numpy QR's
 # `Q` and a copy), so `J` and its copies stay under 1 GiB, no more than the piece's own
@@ -230,8 +235,17 @@ class _Point:
     """The piece at the current parameters: merit parts, gradients, constraint Jacobian,
     multipliers and the Hessian-vector product of the Lagrangian."""
 
-    def __init__(self, loss_fn, params, masks, reg_fn, matrix_free: bool | None = None) -> None:
+    def __init__(
+        self,
+        loss_fn,
+        params,
+        masks,
+        reg_fn,
+        matrix_free: bool | None = None,
+        rows_loss_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> None:
         self.params, self.loss_fn, self.masks = params, loss_fn, masks
+        self.rows_loss_fn = rows_loss_fn
         with torch.enable_grad(), PieceMode(masks, probe=True) as mode:
             loss = loss_fn()
         self.loss = loss
@@ -303,6 +317,13 @@ class _Point:
         )
 
     def _jacobian(self) -> torch.Tensor:
+        """The dense `J` `[|K|, P]`: per sample group (`_jacobian_by_samples`) where the
+        piece has a `rows_loss_fn` and its calls are per sample, else by batched backward
+        passes over the whole batch, `JACOBIAN_CHUNK` rows each."""
+        if self.rows_loss_fn is not None:
+            J = self._jacobian_by_samples()
+            if J is not None:
+                return J
         rows = []
         n = self.c.numel()
         for start in range(0, n, JACOBIAN_CHUNK):
@@ -318,6 +339,81 @@ class _Point:
                 ).detach()
             )
         return torch.cat(rows)
+
+    def _entry_samples(self) -> torch.Tensor | None:
+        """The sample (leading index of its call's pre-activation) of each kink entry, flat
+        in call order `[|K|]`; None unless every call has one leading size."""
+        if any(m.dim() == 0 for m in self.masks) or len({m.shape[0] for m in self.masks}) != 1:
+            return None
+        # boolean indexing `z[mask]` takes the entries in row-major order: sample-major
+        return torch.cat([m.reshape(m.shape[0], -1).nonzero()[:, 0] for m in self.masks])
+
+    def _sample_groups(self, samples: torch.Tensor) -> list[torch.Tensor]:
+        """The samples holding kink entries, ascending, in consecutive groups of at most
+        `SAMPLE_CHUNK` samples and `JACOBIAN_CHUNK` entries (a sample with more entries
+        alone)."""
+        ids, counts = torch.unique(samples, return_counts=True)
+        groups, start, held = [], 0, 0
+        for i, k in enumerate(counts.tolist()):
+            if i > start and (i - start >= SAMPLE_CHUNK or held + k > JACOBIAN_CHUNK):
+                groups.append(ids[start:i])
+                start, held = i, 0
+            held += k
+        if len(ids) > start:
+            groups.append(ids[start:])
+        return groups
+
+    def _jacobian_by_samples(self) -> torch.Tensor | None:
+        """The dense `J` from forward passes over the samples holding kink entries only,
+        `SAMPLE_CHUNK` samples at a time (`rows_loss_fn`), each row by a batched backward
+        pass over its own group: a kink entry depends on its own sample's forward pass
+        alone, so a row costs `SAMPLE_CHUNK` samples' backward instead of the batch's.
+        None (the caller falls back to the full batch) where a group's pre-activations do
+        not match the full batch's rows of them (a call not per sample)."""
+        samples = self._entry_samples()
+        if samples is None:
+            return None
+        n, n_p = self.c.numel(), self.g.numel()
+        J = self.c.new_zeros((n, n_p))
+        tol = math.sqrt(torch.finfo(self.c.dtype).eps)
+        for rows in self._sample_groups(samples):
+            masks = [m[rows] for m in self.masks]
+            with torch.enable_grad(), PieceMode(masks) as mode:
+                self.rows_loss_fn(rows)
+            if len(mode.z) != len(self.zs) or any(
+                z.shape != m.shape
+                or (
+                    z.numel()
+                    and float((z - full[rows]).abs().max()) > tol * float(full.abs().max())
+                )
+                for z, m, full in zip(mode.z, masks, self.zs)
+            ):
+                return None
+            c = torch.cat(mode.z_K)
+            if not c.requires_grad:  # no parameter reaches these entries: zero rows
+                continue
+            # the group's entries, in the order of `c`: ascending in the flat kink set
+            idx = torch.isin(samples, rows).nonzero().squeeze(1)
+            for start in range(0, len(idx), JACOBIAN_CHUNK):
+                k = min(JACOBIAN_CHUNK, len(idx) - start)
+                eye = c.new_zeros((k, len(idx)))
+                eye[torch.arange(k), start + torch.arange(k)] = 1.0
+                grads = torch.autograd.grad(
+                    c,
+                    self.params,
+                    grad_outputs=eye,
+                    is_grads_batched=True,
+                    retain_graph=True,
+                    allow_unused=True,
+                )
+                J[idx[start : start + k]] = torch.cat(
+                    [
+                        c.new_zeros((k, p.numel())) if j is None else j.reshape(k, -1)
+                        for j, p in zip(grads, self.params)
+                    ],
+                    1,
+                ).detach()
+        return J
 
     def _transpose_graph(self) -> list[int]:
         """Build `u -> J^T u` once, differentiably in a dummy `u` (`[|K|]`, zeros): its
@@ -525,6 +621,7 @@ def kink_newton_step(
     params: list[torch.nn.Parameter],
     state: KinkNewton,
     reg_fn: Callable[[], torch.Tensor] | None = None,
+    rows_loss_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, bool]:
     """One trust-region SQP iteration on the kink manifold (module docstring), in place;
     returns (the exact loss before it, whether the method has stopped: no decrease of the
@@ -537,6 +634,11 @@ def kink_newton_step(
         state: radius, penalty and kink set (`KinkNewton`), updated.
         reg_fn: the gradient of the regularization term, flat `[P]`, for the logged
             relative KKT residual (`state.stationarity`); None: the absolute residual.
+        rows_loss_fn: the loss of the training samples `rows` only (`[n]` indices,
+            ascending), the same network as `loss_fn`'s: where given, the dense `J` is
+            formed from forward passes over the samples holding kink entries alone
+            (`_Point._jacobian_by_samples`; the full batch where a call's pre-activations
+            are not per sample, leading dim the samples).
     """
     with torch.no_grad():
         exact = loss_fn()
@@ -545,7 +647,7 @@ def kink_newton_step(
             loss_fn()
         state.masks, state.band = find_kinks(rec.z)
         state.barred = [torch.zeros(z.shape, dtype=torch.int64, device=z.device) for z in rec.z]
-    point = _Point(loss_fn, params, state.masks, reg_fn)
+    point = _Point(loss_fn, params, state.masks, reg_fn, rows_loss_fn=rows_loss_fn)
     s = point.s()
     out = (s < -RELEASE) | (s > 1 + RELEASE)
     solved = float(point.kkt) <= RELEASE_KKT * (point.reg_force or 1.0)
@@ -557,7 +659,7 @@ def kink_newton_step(
     if solved and bool(out.any()):  # release the entries whose derivative choice leaves [0, 1]
         state.released += int(out.sum())
         _release(state, out)
-        point = _Point(loss_fn, params, state.masks, reg_fn)
+        point = _Point(loss_fn, params, state.masks, reg_fn, rows_loss_fn=rows_loss_fn)
     state.stationarity = float(point.kkt) / (point.reg_force or 1.0)
     x = _flat(params).detach()
     eps = torch.finfo(x.dtype).eps

@@ -219,7 +219,13 @@ class KinkNewtonPhase(PhaseKind):
                 grads = torch.autograd.grad(reg, obj.params, materialize_grads=True)
             return torch.cat([g.reshape(-1) for g in grads])
 
-        loss, stopped = kink_newton_step(lambda: obj.loss(smooth), obj.params, opt, reg_grad)
+        loss, stopped = kink_newton_step(
+            lambda: obj.loss(smooth),
+            obj.params,
+            opt,
+            reg_grad,
+            rows_loss_fn=lambda rows: obj.loss(smooth, rows),
+        )
         return loss, STOP if stopped else 1
 
 
