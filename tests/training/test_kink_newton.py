@@ -10,6 +10,7 @@ import torch
 from bottlenecklab.config import ConfigError
 from bottlenecklab.measure import certify
 from bottlenecklab.models import FCNNConfig
+from bottlenecklab.tasks import TeacherConfig
 from bottlenecklab.training import (
     PHASES,
     KinkNewton,
