@@ -93,8 +93,12 @@ SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
 
 # The end of the teacher's quick recipe: five exact restarted L-BFGS runs of 200 (a wide
 # net can still drift toward the regularized optimum; spec l2-sparsity.md, fourth review),
-# then an exact L-BFGS phase of 100 (value stability's earlier state is its start).
+# Newton-KKT on the kink manifold (`kink_newton`, at most 300 steps; it stops once
+# converged: a narrow net the restarts leave beside its kinks, width 6 seed 0, needs 171),
+# then an exact L-BFGS phase of 100 (value stability's earlier state is its start), which
+# settles the wide nets that `kink_newton` leaves moving (lab notes `l2.md`, 2026-12-08).
 EXACT_END: tuple[dict[str, Any], ...] = ({"optimizer": "lbfgs", "steps": 200, "lr": 1.0},) * 5 + (
+    {"optimizer": "kink_newton", "steps": 300, "lr": 1.0},
     {"optimizer": "lbfgs", "steps": 100, "lr": 1.0},
 )
 

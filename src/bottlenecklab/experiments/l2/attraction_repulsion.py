@@ -2,13 +2,13 @@
 
     bottlenecklab run l2/attraction-repulsion --preset quick
 
-A depth-3 ReLU net (widths 50) trained with L2 (Adam, then L-BFGS, float64) on 14 digits
-each of 7, 8, 9 (8x8 digits, mean cross-entropy). Per hidden layer: the attraction and the
-repulsion balance on the feasible directions `T_l` (cosine of their projections < -0.95,
-with `||Pi_T A|| / ||A|| >= 0.2`); the neurons lie on few rays in the 2-D uncentered PCA
-(<= 6; 004 shows 3; in full dimension asserted at layer 2); layer-2 points cluster by digit.
-Expected: every claim passes (seeds 0-2). Quick preset: about 1 min on one core.
-Pilots, measurements and the derivation of the constraint reaction:
+A depth-3 ReLU net (widths 50) trained with L2 (float64; Adam, L-BFGS, then Newton on the
+kink manifold) on 14 digits each of 7, 8, 9 (8x8 digits, mean cross-entropy). Per hidden
+layer: the attraction and the repulsion balance on the feasible directions `T_l` (cosine of
+their projections < -0.95, with `||Pi_T A|| / ||A|| >= 0.2`); the neurons lie on few rays in
+the 2-D uncentered PCA (<= 6; 004 shows 3; in full dimension asserted at layer 2); layer-2
+points cluster by digit. Expected: every claim passes (seeds 0-2). Quick preset: about 1 min
+on one core. Pilots, measurements and the derivation of the constraint reaction:
 `docs/lab-notes/l2.md`.
 """
 
@@ -59,7 +59,7 @@ class Config:
         certify: the convergence certificate (spec `convergence.md`): nonsmooth
             stationarity <= 0.1 of the regularization force: L-BFGS-converged quick nets
             sit on kinks at 0.018-0.047, the Adam-only net 0.26, untrained 35 (lab notes);
-            the earlier state is the start of the last (L-BFGS restart) phase.
+            the earlier state is the start of the last (`kink_newton` restart) phase.
     """
 
     task: DigitsTask = DigitsTask()
@@ -228,13 +228,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     # The spec's sizes and lam; Adam 2k + L-BFGS (float64) instead of the spec's GD (lr
     # 0.05, 20k steps: still falling at gradient norm 4e-3). L-BFGS 2500 balances the forces
-    # better than 1500 (spec: 5k gives -0.995); a restart of 500 is the last phase, whose
-    # start is the certificate's earlier state.
+    # better than 1500 (spec: 5k gives -0.995); a restart of 500, then Newton-KKT on the kink
+    # manifold (`kink_newton` 120, which stops once converged, and a restart of 10 that
+    # re-identifies the kink set: the last phase, whose start is the earlier state). The
+    # L-BFGS end left the net moving along T_1 (lab notes `l2.md`, 2026-12-08).
     "quick": {
         "train.phases": (
             {"optimizer": "adam", "steps": 2000, "lr": 1e-3},
             {"optimizer": "lbfgs", "steps": 2500, "lr": 1.0},
             {"optimizer": "lbfgs", "steps": 500, "lr": 1.0},
+            {"optimizer": "kink_newton", "steps": 120, "lr": 1.0},
+            {"optimizer": "kink_newton", "steps": 10, "lr": 1.0},
         ),
         "train.log_every": 100,
     },
