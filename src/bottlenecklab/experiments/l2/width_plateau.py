@@ -3,8 +3,8 @@
     bottlenecklab run l2/width-plateau --preset quick
 
 Depth-3 ReLU nets of equal hidden widths trained with L2 (float64; Adam, restarted L-BFGS,
-trust region on smoothed ReLUs, Newton on the kink manifold) on a bias-free ReLU teacher `x
-~ N(0, I_50)` -> (50, 10, 10, 10), grid `model.width` x `seed`. The minimal loss is
+trust region on smoothed ReLUs, Newton on the kink manifold) on a bias-free ReLU teacher
+`x ~ N(0, I_50)` -> (50, 10, 10, 10), grid `model.width` x `seed`. The minimal loss is
 non-increasing in width (Prop 6) and plateaus (Prop 7, Cor 9; 004: "around 10"):
 best-of-seeds loss non-increasing within 2 %, plateau start (tol 0.1) in `[5, 20]`, gated by
 the convergence certificate of the seeds that set or nearly tie each width's best
