@@ -53,9 +53,11 @@ class Progress:
         quiet: print nothing.
 
     The time left (`left_s`, set by the sweep) is built from the runs' measured times:
-    each run still to do costs the mean time of the finished runs of its experiment (of
-    all finished runs where its experiment has none yet), a running one that less what it
-    has run, spread over the runs at once; unknown until a run has finished.
+    each run still to do costs its expected time (the sweep's `cost`) scaled by how the
+    finished runs compared with theirs, else the mean time of the finished runs of its
+    experiment (of all finished runs where its experiment has none yet); a running one
+    that less what it has run, spread over the runs at once; unknown until a run has
+    finished.
     """
 
     def __init__(
@@ -124,11 +126,24 @@ def _duration(seconds: float) -> str:
 
 
 class _Clock:
-    """The time left of a sweep from its runs' measured times (`Progress`)."""
+    """The time left of a sweep from its runs' measured times (`Progress`).
 
-    def __init__(self, workers: int) -> None:
+    Args:
+        workers: runs at once.
+        cost: a run's expected seconds (None: not known), e.g. from the last full run.
+            Given, a run still to do costs its expected time scaled by how the finished
+            runs compared with theirs (measured / expected, summed), which holds when the
+            longest runs go first; a run without an expectation costs the mean of the
+            finished runs of its experiment (of all finished runs where it has none).
+    """
+
+    def __init__(
+        self, workers: int, cost: Callable[[RunRequest], float | None] | None = None
+    ) -> None:
         self.workers = max(1, workers)
+        self.cost = cost
         self.times: dict[str, list[float]] = {}
+        self.measured_s = self.expected_s = 0.0
 
     @staticmethod
     def group(request: RunRequest) -> str:
@@ -136,24 +151,40 @@ class _Clock:
         payload = request.payload if isinstance(request.payload, dict) else {}
         return str(payload.get("experiment", ""))
 
+    def _expected(self, request: RunRequest) -> float | None:
+        c = self.cost(request) if self.cost is not None else None
+        return None if c is None or c <= 0 else float(c)
+
     def measured(self, request: RunRequest, seconds: float | None) -> None:
         """A finished run's time (None: not known)."""
         if seconds is not None and seconds >= 0:
             self.times.setdefault(self.group(request), []).append(float(seconds))
+            expected = self._expected(request)
+            if expected is not None:
+                self.measured_s += float(seconds)
+                self.expected_s += expected
 
     def left_s(self, todo: Sequence[RunRequest], running: dict[str, float]) -> float | None:
         """Seconds left for `todo` (queued and running runs; `running`: run id -> seconds it
-        has run), or None before any run finished."""
+        has run): their work spread over the workers, and at least the longest of them;
+        None before any run finished."""
         every = [t for ts in self.times.values() for t in ts]
         if not every:
             return None
         overall = sum(every) / len(every)
-        work = 0.0
+        scale = self.measured_s / self.expected_s if self.expected_s > 0 else None
+        costs = []
         for r in todo:
+            expected = self._expected(r)
             own = self.times.get(self.group(r))
-            cost = sum(own) / len(own) if own else overall
-            work += max(0.0, cost - running.get(r.run_id, 0.0))
-        return work / min(self.workers, max(1, len(todo)))
+            if expected is not None and scale is not None:
+                cost = expected * scale
+            else:
+                cost = sum(own) / len(own) if own else overall
+            costs.append(max(0.0, cost - running.get(r.run_id, 0.0)))
+        if not costs:
+            return 0.0
+        return max(sum(costs) / min(self.workers, len(costs)), max(costs))
 
 
 def _describe(request: RunRequest) -> str:
@@ -273,7 +304,7 @@ def _run_sweeps(
         prog.running = running()
         prog.update()
 
-    clock = _Clock(getattr(executor, "jobs", 1))
+    clock = _Clock(getattr(executor, "jobs", 1), cost)
     for r in (r for requests, _ in batches for r in requests):  # finished before: their times
         if r.run_id not in in_flight and stores.get(r.run_id) is not None:
             clock.measured(r, stores[r.run_id].meta(r.run_id).get("last_attempt_s"))
