@@ -51,3 +51,26 @@ def test_writing_keeps_the_other_presets(tmp_path) -> None:
     table = PointTimes(json.loads(path.read_text()))
     assert set(table.presets) == {"quick", "smoke"}
     assert table.for_preset("smoke")(_request("s", {})) == 1.0
+
+
+def test_measured_times_are_cpu_seconds_where_recorded(tmp_path) -> None:
+    """A point's table entry is its CPU time (not inflated by other jobs), its wall
+    time for a run recorded before CPU times were; unfinished points are left out."""
+    from bottlenecklab.experiments._point_times import measured_point_times
+    from bottlenecklab.sweeps import DONE, RUNNING, RunStore
+
+    run = tmp_path / "l2" / "width-plateau"
+    (run / "points").mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    store = RunStore(run / "points")
+    metas = {
+        "a": {"last_attempt_s": 50.0, "last_attempt_cpu_s": 20.0},  # run beside others
+        "b": {"last_attempt_s": 30.0},  # older run: wall time only
+        "c": {"last_attempt_s": 9.0, "last_attempt_cpu_s": 9.0},
+    }
+    for run_id, meta in metas.items():
+        store.write_request(_request(run_id, {"model.width": len(run_id)}))
+        store.update_meta(run_id, **meta)
+        store.set_status(run_id, RUNNING if run_id == "c" else DONE)
+    rows = measured_point_times(tmp_path, "quick")["presets"]["quick"][EXP]
+    assert {r["run_id"]: r["seconds"] for r in rows} == {"a": 20.0, "b": 30.0}

@@ -44,6 +44,7 @@ def test_done_run_has_config_meta_result_and_is_not_rerun(tmp_path):
     meta = store.meta("r1")
     assert meta["seed"] == 7 and meta["attempts"] == 1 and meta["git_commit"] == "abc"
     assert {"version", "device", "started", "finished", "last_attempt_s"} <= set(meta)
+    assert 0 <= meta["last_attempt_cpu_s"]  # the process's CPU time over the attempt
     assert store.request("r1") == req and store.result("r1").scalars == {"y": 6.0}
     assert execute_run(_boom, settings, req) == DONE  # idempotent: nothing runs again
     assert store.meta("r1")["attempts"] == 1

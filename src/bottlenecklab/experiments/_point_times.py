@@ -85,7 +85,8 @@ def expected_seconds(preset: str, request: RunRequest) -> float | None:
 def measured_point_times(folder: Path, preset: str) -> dict[str, Any]:
     """The point-times table of the run folders under `folder` (a `reproduce` folder:
     `AREA/NAME/points/<run id>/`): every point that finished, its run id, grid values and
-    `last_attempt_s`.
+    its CPU time (`last_attempt_cpu_s`: what a one-thread point takes on an idle core,
+    whatever ran beside it), else its wall time (`last_attempt_s`, older runs).
 
     Args:
         folder: the reproduce folder; preset: the preset it ran.
@@ -100,14 +101,15 @@ def measured_point_times(folder: Path, preset: str) -> dict[str, Any]:
         store = RunStore(run / "points")
         for run_id in store.run_ids():
             meta = store.meta(run_id)
-            if store.status(run_id) != DONE or meta.get("last_attempt_s") is None:
+            seconds = meta.get("last_attempt_cpu_s", meta.get("last_attempt_s"))
+            if store.status(run_id) != DONE or seconds is None:
                 continue
             payload = store.request(run_id).payload or {}
             experiments.setdefault(str(payload.get("experiment")), []).append(
                 {
                     "run_id": run_id,
                     "point": payload.get("point", {}),
-                    "seconds": round(float(meta["last_attempt_s"]), 1),
+                    "seconds": round(float(seconds), 1),
                 }
             )
             if meta.get("git_commit"):

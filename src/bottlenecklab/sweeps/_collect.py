@@ -37,6 +37,7 @@ _META_KEYS = (
     "started",
     "finished",
     "last_attempt_s",
+    "last_attempt_cpu_s",
     "peak_rss_mb",
     "worker_exit",
 )

@@ -143,23 +143,26 @@ def execute_run(run_fn: RunFunction, settings: Settings, request: RunRequest) ->
         progress=settings.progress,
     )
     reset_peak()  # the run's own peak, also in a worker that ran others before
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         result = run_fn(request, ctx)
     except Exception:
-        store.update_meta(rid, **_finished(t0))
+        store.update_meta(rid, **_finished(t0, c0))
         store.write_failure(rid, traceback.format_exc())
         return FAILED
-    store.update_meta(rid, **_finished(t0))
+    store.update_meta(rid, **_finished(t0, c0))
     return store.write_result(rid, result)
 
 
-def _finished(t0: float) -> dict[str, object]:
-    """An attempt's end in `meta.json`: when, how long, and its peak resident memory (MiB;
-    the process's since the attempt began, where the platform can reset it)."""
+def _finished(t0: float, c0: float) -> dict[str, object]:
+    """An attempt's end in `meta.json`: when, how long (wall, and the CPU time of the
+    process, which other jobs on the machine do not inflate), and its peak resident
+    memory (MiB; the process's since the attempt began, where the platform can reset
+    it)."""
     peak = peak_rss_mb()
     return {
         "finished": _now(),
         "last_attempt_s": round(time.perf_counter() - t0, 3),
+        "last_attempt_cpu_s": round(time.process_time() - c0, 3),
         "peak_rss_mb": None if peak is None else round(peak, 1),
     }
