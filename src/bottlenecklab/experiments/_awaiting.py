@@ -1,8 +1,9 @@
 """Claims whose quick-preset networks do not certify yet: their expected verdict is
 `not-converged` until a solver reaches their critical points (spec `convergence.md`,
-fourth review: gates are never loosened to pass). Each of them reads a quantity
-discontinuous at kinks (`Reads(kinked=True)`), so it needs stationarity <= 1e-4 (fifth
-review).
+fourth review: gates are never loosened to pass). An entry either reads a quantity
+discontinuous at kinks (`Reads(kinked=True)`), which needs stationarity <= 1e-4 (fifth
+review), or cites the spec's decision that leaves its preset's nets to the solver (`spec`;
+`fcnn/rank-vs-depth`: depths 10-12 at the interim gate 1e-2).
 
 Unlike a finding (`_findings`), nothing is said about the paper's statement: the claim is
 simply not judged. `make test-slow` expects `not-converged` for each entry and fails when
@@ -59,11 +60,14 @@ class Awaiting:
             (`non-increasing(lam=0.0001)`); kept as ids, each checked against the
             experiment when that is an `Experiment` (`declared_id`).
         why: what the certificate measures there (numbers, settings).
+        spec: for claims not tightly gated, the spec's decision that leaves these nets to
+            the solver (page and words); empty for kinked claims.
     """
 
     experiment: Any
     claims: tuple[Any, ...]
     why: str
+    spec: str = ""
 
     def __post_init__(self) -> None:
         ids = tuple(declared_id(self.experiment, c) for c in self.claims)
@@ -78,6 +82,7 @@ class Awaiting:
 
 def _entries() -> tuple[Awaiting, ...]:
     """The registry's entries (importing the experiments they name)."""
+    from bottlenecklab.experiments.fcnn import rank_vs_depth as rvd
     from bottlenecklab.experiments.leaky_resnet import hamiltonian_vs_depth as hvd
     from bottlenecklab.experiments.leaky_resnet import layer_portrait as portrait
     from bottlenecklab.experiments.leaky_resnet import path_bounds as pb
@@ -115,6 +120,22 @@ def _entries() -> tuple[Awaiting, ...]:
                 "Thm 4's sides read H and max ||B||, discontinuous at kinks, gated at <= 1e-4; "
                 "the quick nets at fixed rho L~ = 0.4 end at stationarity 0.079-0.096 "
                 "(2026-11-28)"
+            ),
+        ),
+        Awaiting(
+            experiment=rvd.EXPERIMENT,
+            claims=(rvd.RANK_FALLS, rvd.K_STAR_REACHED, rvd.SLOPE_IS_RANK, rvd.ONLY_MIDDLE_GROWS),
+            why=(
+                "the gate (1e-2, interim) reads every fitting net; the quick run of 2026-12-08 "
+                "certifies depths 4-8 (8e-5 to 3.7e-3) and depth 10 seeds 0 and 2, depth 12 "
+                "seed 2 (5.7e-3, 1.8e-3, 7.7e-3), but not depth 10 seed 1 (0.033) nor depth 12 "
+                "seeds 0 and 1 (0.048, 0.042; 6764 and 6580 kink entries, the matrix-free "
+                "certificate), and only depths 10-12 reach k* = 2 (lab notes fcnn.md)"
+            ),
+            spec=(
+                "depth-and-rank.md, Decisions: every depth from its own random start; 'the "
+                "route to certified deep nets is the solver'; the depths that reach k* = 2 "
+                "(10 and 12) are the ones that do not certify, so the grid cannot be cut"
             ),
         ),
     )
