@@ -168,3 +168,18 @@ def test_interrupted_ensemble_continues_run_by_run(tmp_path, capsys, monkeypatch
             steps = [int(r["step"]) for r in csv.DictReader(f)]
         assert steps == sorted(set(steps)) and steps[:2] == [10, 20] and 30 in steps
         _same_training(tmp_path / "alone" / "runs" / rid, out / "runs" / rid)
+
+
+@pytest.mark.parametrize("name", ["l2/bipartite-sparsity", "l2/width-plateau"])
+def test_the_earlier_state_holds_every_quantity_a_gate_reads(name, smoke_record) -> None:
+    """A claim its experiment gates itself (`Ungated(reads=...)`, e.g. `pairs`, which reads
+    `pairs_covered`) needs that quantity's earlier value as much as a `Reads` gate does:
+    every recorded name has its `prev_` value on every trained point."""
+    exp, _, _, record = smoke_record(name)
+    assert exp.recorded
+    if name == "l2/bipartite-sparsity":
+        assert "pairs_covered" in exp.recorded
+    for p in record.points:
+        assert p.steps > 0 and p.earlier is not None and p.certificate is not None
+        missing = [n for n in exp.recorded if p.earlier.get(n) is None]
+        assert not missing, (p.point, missing)

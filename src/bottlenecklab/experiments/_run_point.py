@@ -73,7 +73,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
     model = cfg.model.build(data.d_in, data.d_out, seed=cfg.seed + 1, dtype=dtype)
     outcome, message = "done", ""
-    read = sorted({name for r in exp.reads.values() for name in r.names})
+    read = list(exp.recorded)
     gate = gate_of(cfg)
     earlier = _Earlier(ctx.checkpoint.parent, cfg.train, gate.earlier, model)
     keep = bool(read) and not gate.extension
@@ -110,7 +110,7 @@ def run_point(request: RunRequest, ctx: RunContext) -> RunResult:
     t0 = time.perf_counter()
     m = exp.measure(model, data, cfg)
     scalars = {**m.scalars, "measure_s": time.perf_counter() - t0}
-    if exp.reads:
+    if read:
         t0 = time.perf_counter()
         cert = certify(
             model, data, cfg.train.lam, cost=cfg.train.cost, tau=gate.tau, threshold=gate.threshold

@@ -171,10 +171,14 @@ class Ungated:
         where: only the points whose swept values match these are the claim's (e.g.
             `{"run": "theory"}`): its `check` reads them, and only their divergence
             makes it `not-measured`.
+        reads: for a claim its experiment gates itself (e.g. `_plateau.plateau_gate`),
+            what that gate reads: the runner certifies the points and keeps these
+            quantities' earlier values (value stability), as for a `Reads` gate.
     """
 
     why: str
     where: Mapping[str, Any] = field(default_factory=dict)
+    reads: Reads | None = None
 
     def __post_init__(self) -> None:
         if not self.why.strip():
@@ -600,8 +604,9 @@ class Experiment(Generic[C]):
             ` (lam = 0.001)`; with one value ids are untagged and `{tag}` is empty.
 
     After construction, `reads` (claim id -> `Reads`), `ungated` (claim id -> why no
-    certificate applies) and `claim_figures` (claim id -> figure) are derived from the
-    claims (their declared ids, untagged).
+    certificate applies), `recorded` (the names of every quantity a gate reads, the
+    experiment's own gates included: their earlier values are kept) and `claim_figures`
+    (claim id -> figure) are derived from the claims (their declared ids, untagged).
     """
 
     name: str
@@ -620,6 +625,7 @@ class Experiment(Generic[C]):
     per: str | None = None
     reads: Mapping[str, Reads] = field(init=False)
     ungated: Mapping[str, str] = field(init=False)
+    recorded: tuple[str, ...] = field(init=False)
     claim_figures: Mapping[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -661,6 +667,12 @@ class Experiment(Generic[C]):
         )
         object.__setattr__(
             self, "ungated", {s.id: s.gate.why for s in specs if isinstance(s.gate, Ungated)}
+        )
+        own = [s.gate.reads for s in specs if isinstance(s.gate, Ungated) and s.gate.reads]
+        object.__setattr__(
+            self,
+            "recorded",
+            tuple(sorted({n for r in (*self.reads.values(), *own) for n in r.names})),
         )
         object.__setattr__(
             self, "claim_figures", {s.id: s.figure for s in specs if s.figure is not None}

@@ -161,11 +161,19 @@ def self_gated(read: Reads, check: Callable[[Config, Points], Outcome]) -> Calla
 
 
 BASE = Config()
-GATED = Ungated(
+GATED_WHY = (
     "gated by the experiment (`_plateau.plateau_gate`, as the width plateaus: the restart "
     "that sets each width's best and every restart within the trend tolerance of it "
     "certified, every restart stable over the claim's window)"
 )
+
+
+def gated(read: Reads, check: Callable[[Config, Points], Outcome]) -> tuple[Ungated, Callable]:
+    """A self-gated claim's gate and check: `Ungated` naming what its gate reads (so the
+    runner keeps those quantities' earlier values) and `self_gated(read, check)`."""
+    return Ungated(GATED_WHY, reads=read), self_gated(read, check)
+
+
 LOSS_READ = Reads((LOSS_OVER_LAM,), window=BASE.trend_tol, relative=True)
 REMARK23 = ClaimSpec(
     "remark23",
@@ -179,37 +187,32 @@ WIDE_OPTIMUM = ClaimSpec(
     "wide-optimum",
     "at width {top:g} |best loss / lam - (N^2 - lam N (N-1))| ({wide:.4f}; "
     "||theta||^2 = {norm:.4f} vs {wide_norm:.4f})",
-    GATED,
-    self_gated(Reads((LOSS_OVER_LAM,), window=2 * BASE.wide_tol), wide_optimum),
+    *gated(Reads((LOSS_OVER_LAM,), window=2 * BASE.wide_tol), wide_optimum),
     source="004 Prop 13 (derived)",
 )
 WIDTH_N = ClaimSpec(
     "width-N",
     "at width N = {cfg.task.N} the best loss / lam lies in (N^2, N^2 + N] (not optimal)",
-    GATED,
-    self_gated(Reads((LOSS_OVER_LAM,), window=float(BASE.task.N)), width_n),
+    *gated(Reads((LOSS_OVER_LAM,), window=float(BASE.task.N)), width_n),
     source="004 Remark 23",
 )
 NON_INCREASING = ClaimSpec(
     "non-increasing",
     "best loss / lam is non-increasing in width ({widths}); listed from the widest down",
-    GATED,
-    self_gated(LOSS_READ, non_increasing),
+    *gated(LOSS_READ, non_increasing),
     source="004 Prop 6",
 )
 PLATEAU = ClaimSpec(
     "plateau",
     "plateau start (first width with best <= (1 + {cfg.plateau_tol:g}) min)",
-    GATED,
-    self_gated(Reads((LOSS_OVER_LAM,), window=BASE.plateau_tol, relative=True), plateau),
+    *gated(Reads((LOSS_OVER_LAM,), window=BASE.plateau_tol, relative=True), plateau),
     source="004 Prop 14",
 )
 PAIRS = ClaimSpec(
     "pairs",
     "at width {top:g} the merged incoming directions (cosine > {cfg.pair_cos:g}) cover "
     "the cross pairs ({neurons:g} merged neurons, Rank K_1 = {rank:g})",
-    GATED,
-    self_gated(Reads((PAIRS_COVERED,), window=BASE.task.N**2 / 16), pairs),  # 1/4: one pair
+    *gated(Reads((PAIRS_COVERED,), window=BASE.task.N**2 / 16), pairs),  # 1/4: one pair
     source="004 Prop 13",
 )
 UNFINISHED_RESTARTS = ClaimSpec(
