@@ -8,7 +8,7 @@ trust region on smoothed ReLUs, Newton on the kink manifold) on a bias-free ReLU
 non-increasing in width (Prop 6) and plateaus (Prop 7, Cor 9; 004: "around 10"):
 best-of-seeds loss non-increasing within 2 %, plateau start (tol 0.1) in `[5, 20]`, gated by
 the convergence certificate of the seeds that set or nearly tie each width's best
-(`_plateau.plateau_gate`). Quick preset: about 20 min of point time (10 on 2 cores). Pilots
+(`_plateau.plateau_gate`). Quick preset: about 31 min of point time (16 on 2 cores). Pilots
 and measurements: `docs/lab-notes/l2.md`.
 """
 
