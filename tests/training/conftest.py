@@ -4,6 +4,7 @@ crashes after a checkpoint and resumes (the second-order phases' bitwise-resume 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,15 +34,11 @@ def resnet_setup() -> tuple[Any, Callable[[], torch.nn.Module]]:
 
 
 @pytest.fixture
-def crash_and_resume(resnet_setup, tmp_path, monkeypatch) -> Callable[..., dict[str, Any]]:
-    """`(cfg, at) -> optimizer state saved at step at`: trains `cfg` straight, then again
-    crashing right after the checkpoint of step `at`, resumes it, and asserts the resumed
-    run ends bitwise where the straight one does, with the same logged rows."""
-    data, net = resnet_setup
+def crash_at(tmp_path, monkeypatch) -> Callable[..., Path]:
+    """`(net, data, cfg, at) -> checkpoint path`: trains `net` on `data` with `cfg` and
+    crashes right after the checkpoint of step `at` is written (what a killed run leaves)."""
 
-    def run(cfg: TrainConfig, at: int) -> dict[str, Any]:
-        straight = net()
-        ref = train(straight, data, cfg, progress=False)
+    def run(net: torch.nn.Module, data: Any, cfg: TrainConfig, at: int) -> Path:
         real_save = trainer_module.save_checkpoint
 
         def save_then_crash(state, path):
@@ -52,8 +49,24 @@ def crash_and_resume(resnet_setup, tmp_path, monkeypatch) -> Callable[..., dict[
         ckpt = tmp_path / "checkpoint.pt"
         monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
         with pytest.raises(Interrupted):
-            train(net(), data, cfg, progress=False, checkpoint=ckpt)
+            train(net, data, cfg, progress=False, checkpoint=ckpt)
         monkeypatch.undo()
+        return ckpt
+
+    return run
+
+
+@pytest.fixture
+def crash_and_resume(resnet_setup, crash_at) -> Callable[..., dict[str, Any]]:
+    """`(cfg, at) -> optimizer state saved at step at`: trains `cfg` straight, then again
+    crashing right after the checkpoint of step `at`, resumes it, and asserts the resumed
+    run ends bitwise where the straight one does, with the same logged rows."""
+    data, net = resnet_setup
+
+    def run(cfg: TrainConfig, at: int) -> dict[str, Any]:
+        straight = net()
+        ref = train(straight, data, cfg, progress=False)
+        ckpt = crash_at(net(), data, cfg, at)
         saved = load_checkpoint(ckpt)["optimizer"]
         resumed = net()
         res = train(resumed, data, cfg, progress=False, checkpoint=ckpt, resume=True)

@@ -9,7 +9,6 @@ import math
 import pytest
 import torch
 
-import bottlenecklab.training._trainer as trainer_module
 from bottlenecklab.config import ConfigError, apply_overrides
 from bottlenecklab.measure import certify
 from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
@@ -167,10 +166,6 @@ def test_continuation_reaches_the_ridge_optimum_of_direct_training(tiny_data):
     assert loss_a == pytest.approx(loss_b, rel=4 * EPS)  # both within eps |F| of F*
 
 
-class Interrupted(Exception):
-    pass
-
-
 # (phases, the step at which the run is killed right after its checkpoint, a multiple of
 # `checkpoint_every` = 4): the kill falls in the middle of a stage, not at its boundary
 CONTINUATION = (
@@ -189,7 +184,7 @@ KILLS = {
 
 @pytest.mark.parametrize("case", list(KILLS))
 def test_resume_in_the_middle_of_a_stage_is_bitwise_the_uninterrupted_run(
-    tiny_data, tmp_path, monkeypatch, case
+    tiny_data, crash_at, case
 ):
     """Killed right after the checkpoint in the middle of a continuation stage, then
     resumed: the same parameters and metrics rows, bit for bit (float64, one thread)."""
@@ -198,18 +193,7 @@ def test_resume_in_the_middle_of_a_stage_is_bitwise_the_uninterrupted_run(
     straight = _net(tiny_data)
     ref = train(straight, tiny_data, cfg, progress=False)
 
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_kill(state, path):
-        real_save(state, path)
-        if state["steps"] == kill_at:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_kill)
-    with pytest.raises(Interrupted):
-        train(_net(tiny_data), tiny_data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
+    ckpt = crash_at(_net(tiny_data), tiny_data, cfg, kill_at)
     state = load_checkpoint(ckpt)
     assert state["steps"] == kill_at and 0 < state["t"] < phases[state["phase"]].steps
 

@@ -3,10 +3,8 @@ first-order phases leave a gradient, booked like any phase, resumable."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
-import bottlenecklab.training._trainer as trainer_module
 from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
 from bottlenecklab.tasks import data_cost
 from bottlenecklab.training import PhaseConfig, TrainConfig, load_checkpoint, newton_steps, train
@@ -105,11 +103,7 @@ def test_newton_trains_a_model_without_a_separate_smooth_forward(tiny_data):
     assert res.metrics[-1]["loss"] <= res.metrics[-3]["loss"]
 
 
-class Interrupted(Exception):
-    pass
-
-
-def test_newton_phase_resumes_from_its_checkpoint(tiny_data, tmp_path, monkeypatch):
+def test_newton_phase_resumes_from_its_checkpoint(tiny_data, crash_at):
     """A crash in the middle of the Newton phase: the resumed run finishes the phase with
     the same step count and a loss no higher than at the crash (the trust radius resumes
     from the last accepted step, so the iterates may differ in their last digits)."""
@@ -126,18 +120,7 @@ def test_newton_phase_resumes_from_its_checkpoint(tiny_data, tmp_path, monkeypat
             tiny_data.d_in, tiny_data.d_out, seed=1, dtype=F64
         )
 
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_crash(state, path):
-        real_save(state, path)
-        if state["steps"] == 120:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
-    with pytest.raises(Interrupted):
-        train(net(), tiny_data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
+    ckpt = crash_at(net(), tiny_data, cfg, 120)
     state = load_checkpoint(ckpt)
     assert state["steps"] == 120 and state["optimizer"]["radius"] > 0
     crash_loss = state["metrics"][-1]["loss"]

@@ -7,7 +7,6 @@ import math
 import pytest
 import torch
 
-import bottlenecklab.training._trainer as trainer_module
 from bottlenecklab.config import ConfigError
 from bottlenecklab.models import FCNNConfig, LeakyResNetConfig
 from bottlenecklab.tasks import Dataset, data_cost
@@ -224,10 +223,6 @@ def test_checkpoint_written_at_the_end(tiny_data, tmp_path):
     assert sorted(p.name for p in ckpt.parent.iterdir()) == ["checkpoint.pt", "checkpoint.pt.prev"]
 
 
-class Interrupted(Exception):
-    pass
-
-
 RESUME_CASES = {
     "adam": ((PhaseConfig("adam", 20, 1e-2),), 10, {}),
     "adam-cosine": ((PhaseConfig("adam", 20, 1e-2, schedule="cosine"),), 10, {}),
@@ -266,29 +261,18 @@ def _resume_net(data: Dataset, model_kw: dict):
 
 
 @pytest.mark.parametrize("case", list(RESUME_CASES))
-def test_resume_after_a_crash_equals_uninterrupted_training(tiny_data, tmp_path, monkeypatch, case):
+def test_resume_after_a_crash_equals_uninterrupted_training(tiny_data, crash_at, case):
     """N steps in two halves (crash right after the checkpoint at N/2, then `resume=True`)
     give the same parameters, steps and metrics as N steps in one go (float64)."""
-    phases, crash_at, model_kw = RESUME_CASES[case]
+    phases, crash_step, model_kw = RESUME_CASES[case]
     cfg = TrainConfig(
-        lam=0.01, phases=phases, dtype="float64", log_every=2, checkpoint_every=crash_at // 2
+        lam=0.01, phases=phases, dtype="float64", log_every=2, checkpoint_every=crash_step // 2
     )
     straight = _resume_net(tiny_data, model_kw)
     ref = train(straight, tiny_data, cfg, progress=False)
 
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_crash(state, path):
-        real_save(state, path)
-        if state["steps"] == crash_at:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
-    with pytest.raises(Interrupted):
-        train(_resume_net(tiny_data, model_kw), tiny_data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
-    assert load_checkpoint(ckpt)["steps"] == crash_at
+    ckpt = crash_at(_resume_net(tiny_data, model_kw), tiny_data, cfg, crash_step)
+    assert load_checkpoint(ckpt)["steps"] == crash_step
 
     resumed = _resume_net(tiny_data, model_kw)
     res = train(resumed, tiny_data, cfg, progress=False, checkpoint=ckpt, resume=True)
@@ -304,7 +288,7 @@ def test_resume_after_a_crash_equals_uninterrupted_training(tiny_data, tmp_path,
     assert numbers(res.metrics) == pytest.approx(numbers(ref.metrics), rel=1e-10)
 
 
-def test_minibatch_order_is_in_the_checkpoint(tiny_data, tmp_path, monkeypatch):
+def test_minibatch_order_is_in_the_checkpoint(tiny_data, crash_at):
     """A mini-batch `sgd` phase checkpoints its batch order (generator, permutation,
     position): crashed mid-epoch and resumed, it ends bitwise where an uninterrupted run
     does."""
@@ -312,18 +296,7 @@ def test_minibatch_order_is_in_the_checkpoint(tiny_data, tmp_path, monkeypatch):
     cfg = TrainConfig(lam=0.0, phases=(phase,), dtype="float64", log_every=2, checkpoint_every=6)
     straight = _net(tiny_data)
     train(straight, tiny_data, cfg, progress=False)
-    real_save = trainer_module.save_checkpoint
-
-    def save_then_crash(state, path):
-        real_save(state, path)
-        if state["steps"] == 6:
-            raise Interrupted
-
-    ckpt = tmp_path / "checkpoint.pt"
-    monkeypatch.setattr(trainer_module, "save_checkpoint", save_then_crash)
-    with pytest.raises(Interrupted):
-        train(_net(tiny_data), tiny_data, cfg, progress=False, checkpoint=ckpt)
-    monkeypatch.undo()
+    ckpt = crash_at(_net(tiny_data), tiny_data, cfg, 6)
     batches = load_checkpoint(ckpt)["optimizer"]["batches"]
     assert batches["pos"] == 10 and batches["order"].shape == (24,)  # step 6: 2nd of epoch 2
     resumed = _net(tiny_data)
