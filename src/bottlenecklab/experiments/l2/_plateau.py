@@ -94,10 +94,10 @@ SMOOTHED_STAGES: tuple[dict[str, Any], ...] = tuple(
 # The end of the teacher's quick recipe: five exact restarted L-BFGS runs of 200 (a wide
 # net can still drift toward the regularized optimum; spec l2-sparsity.md, fourth review),
 # then twice Newton-KKT on the kink manifold (`kink_newton`, at most 300 steps; it stops
-# once converged: a narrow net the restarts leave beside its kinks, width 6 seed 0, needs
-# 171) followed by exact L-BFGS restarts, which settle the wide nets that `kink_newton`
-# leaves moving or sets descending again (width 24 seed 0); the last phase, L-BFGS 100, is
-# value stability's earlier state (lab notes `l2.md`, 2026-12-08).
+# once converged, which solves a narrow net the restarts leave beside its kinks) followed
+# by exact L-BFGS restarts, which settle the wide nets that `kink_newton` leaves moving or
+# sets descending again; the last phase, L-BFGS 100, is value stability's earlier state
+# (pilots: lab notes `l2.md`).
 _KINK_STEP: dict[str, Any] = {"optimizer": "kink_newton", "steps": 300, "lr": 1.0}
 _LBFGS_200: dict[str, Any] = {"optimizer": "lbfgs", "steps": 200, "lr": 1.0}
 EXACT_END: tuple[dict[str, Any], ...] = (
